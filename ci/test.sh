@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Every test of the workspace, on a fresh machine or a warm one. Installs what it needs when missing
+# (idempotent) and fails loudly when something cannot be had. `.ci/run` calls this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n== %s\n' "$*"; }
+
+say "toolchain"
+cargo --version
+command -v rustfmt >/dev/null || { echo "ci/test.sh: rustfmt is missing (rustup component add rustfmt)" >&2; exit 1; }
+
+say "MCP peers for the interop tests (npm, pip; pinned)"
+bash ci/install-interop.sh
+
+say "format"
+cargo fmt --all -- --check
+
+say "build (binaries the tests start: reference-server, fixture-mcp, mediacheck)"
+cargo build --workspace --bins --locked
+
+say "tests"
+cargo test --workspace --locked
+
+say "the README's main job (mediacheck against the embedded reference server)"
+cargo run --locked -q -p harness -- run
+
+say "all green"

@@ -1,0 +1,247 @@
+//! The harness's HTTP client: raw request targets (a hostile path is sent exactly as written, never
+//! normalised), the API key when asked, and a transcript of every exchange for failure reports.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+use crate::case::{CheckError, broken};
+
+/// How long one exchange may take before it counts as a failure.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One request and its answer, as a report shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Exchange {
+    /// `GET /path`.
+    pub request: String,
+    /// The status, or 0 when no answer came.
+    pub status: u16,
+    /// Response headers worth showing.
+    pub headers: Vec<(String, String)>,
+    /// The start of the body.
+    pub body: String,
+}
+
+/// An answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The whole body.
+    pub body: Bytes,
+}
+
+impl Reply {
+    /// The body as JSON.
+    pub fn json(&self) -> Result<Value, CheckError> {
+        serde_json::from_slice(&self.body)
+            .map_err(|_| broken(format!("a body that is not JSON: {}", excerpt(&self.body))))
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    }
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut cut: String = text.chars().take(600).collect();
+    if text.chars().count() > 600 {
+        cut.push('…');
+    }
+    cut
+}
+
+/// A client bound to one server.
+#[derive(Clone)]
+pub struct Http {
+    base: String,
+    key: Option<String>,
+    client: Client<HttpConnector, Full<Bytes>>,
+    transcript: Arc<Mutex<Vec<Exchange>>>,
+}
+
+/// A request being built.
+pub struct Call {
+    http: Http,
+    method: Method,
+    target: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: Bytes,
+    with_key: bool,
+}
+
+impl Http {
+    /// A client for `base` (`http://host:port`), sending `key` when a request asks for it.
+    pub fn new(base: &str, key: Option<String>) -> Self {
+        let client = Client::builder(TokioExecutor::new()).pool_max_idle_per_host(32).build_http();
+        Self { base: base.trim_end_matches('/').to_string(), key, client, transcript: Arc::default() }
+    }
+
+    /// The same server and key with an empty transcript (one per case).
+    pub fn fresh(&self) -> Self {
+        Self { transcript: Arc::default(), ..self.clone() }
+    }
+
+    /// The server's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The key this client sends, if any.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// A request with the key (when the server has one).
+    pub fn call(&self, method: Method, target: &str) -> Call {
+        Call {
+            http: self.clone(),
+            method,
+            target: target.to_string(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+            with_key: true,
+        }
+    }
+
+    /// `GET target` with the key.
+    pub fn get(&self, target: &str) -> Call {
+        self.call(Method::GET, target)
+    }
+
+    /// `POST target` with a JSON body and the key.
+    pub fn post_json(&self, target: &str, body: &Value) -> Call {
+        self.call(Method::POST, target).json(body)
+    }
+
+    /// Everything exchanged so far.
+    pub fn transcript(&self) -> Vec<Exchange> {
+        self.transcript.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    fn record(&self, exchange: Exchange) {
+        if let Ok(mut transcript) = self.transcript.lock() {
+            if transcript.len() >= 50 {
+                transcript.remove(0);
+            }
+            transcript.push(exchange);
+        }
+    }
+}
+
+impl Call {
+    /// Without the key.
+    pub fn without_key(mut self) -> Self {
+        self.with_key = false;
+        self
+    }
+
+    /// Adds a header (raw bytes allowed).
+    pub fn header(mut self, name: &str, value: &[u8]) -> Self {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_bytes(value)) {
+            self.headers.push((name, value));
+        }
+        self
+    }
+
+    /// A JSON body.
+    pub fn json(mut self, body: &Value) -> Self {
+        self.body = Bytes::from(body.to_string());
+        self.header("content-type", b"application/json")
+    }
+
+    /// A raw body.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    fn build(&self) -> Result<Request<Full<Bytes>>, CheckError> {
+        let uri = format!("{}{}", self.http.base, self.target);
+        let mut builder = Request::builder().method(self.method.clone()).uri(uri.as_str());
+        if self.with_key
+            && let Some(key) = &self.http.key
+        {
+            builder = builder.header("authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        builder.body(Full::new(self.body.clone())).map_err(|e| broken(format!("could not build {uri}: {e}")))
+    }
+
+    fn line(&self) -> String {
+        format!("{} {}", self.method, self.target.chars().take(200).collect::<String>())
+    }
+
+    /// Sends and reads the whole answer.
+    pub async fn send(self) -> Result<Reply, CheckError> {
+        let request = self.build()?;
+        let line = self.line();
+        let answer = tokio::time::timeout(EXCHANGE_TIMEOUT, async {
+            let response = self.http.client.request(request).await.map_err(|e| format!("no answer: {e}"))?;
+            let (parts, body) = response.into_parts();
+            let body = body.collect().await.map_err(|e| format!("the body broke off: {e}"))?.to_bytes();
+            Ok::<_, String>(Reply { status: parts.status.as_u16(), headers: parts.headers, body })
+        })
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", EXCHANGE_TIMEOUT.as_secs())));
+        match answer {
+            Ok(reply) => {
+                self.http.record(Exchange {
+                    request: line,
+                    status: reply.status,
+                    headers: shown_headers(&reply.headers),
+                    body: excerpt(&reply.body),
+                });
+                Ok(reply)
+            }
+            Err(error) => {
+                self.http.record(Exchange { request: line, status: 0, headers: Vec::new(), body: error.clone() });
+                Err(broken(error))
+            }
+        }
+    }
+
+    /// Sends and returns the streaming response (for SSE read piece by piece, or abandoned midway).
+    pub async fn open(self) -> Result<hyper::Response<hyper::body::Incoming>, CheckError> {
+        let request = self.build()?;
+        let line = self.line();
+        let response = tokio::time::timeout(EXCHANGE_TIMEOUT, self.http.client.request(request))
+            .await
+            .map_err(|_| broken("no answer in time"))?
+            .map_err(|e| broken(format!("no answer: {e}")))?;
+        self.http.record(Exchange {
+            request: line,
+            status: response.status().as_u16(),
+            headers: shown_headers(response.headers()),
+            body: "(streamed)".into(),
+        });
+        Ok(response)
+    }
+}
+
+fn shown_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| name.as_str() != "date")
+        .map(|(name, value)| (name.to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+        .collect()
+}

@@ -1,0 +1,27 @@
+//! # mediacheck
+//!
+//! The conformance runner (and, later, the load generator) for MCP image transport. It checks a
+//! server from the outside, clause by clause of SPEC.md.
+//!
+//! ## Layout
+//!
+//! - [`case`]: what a case is (id, clause, MUST/SHOULD, scenario, check) and the small assertion helpers.
+//! - [`cases`]: the cases, one file per SPEC section.
+//! - [`scenario`]: the server configurations cases need.
+//! - [`target`]: where servers come from — embedded, spawn, url.
+//! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
+//! - [`http`] / [`sse`]: the harness's own client and stream reader (raw paths, transcripts).
+//! - [`report`]: terminal, JSON and JUnit reports.
+//!
+//! **Architecture invariant:** verdicts come from the wire alone. The harness starts the reference
+//! server (embedded target) but never reads its internals to decide anything.
+
+pub mod case;
+pub mod cases;
+pub mod context;
+pub mod http;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod sse;
+pub mod target;

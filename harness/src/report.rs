@@ -1,0 +1,168 @@
+//! Reports: the terminal table (grouped by SPEC section, failures with expected vs. actual and the
+//! HTTP exchange), JSON, and JUnit XML.
+
+use std::fmt::Write as _;
+
+use crate::case::Level;
+use crate::runner::{Outcome, Verdict};
+
+/// SPEC.md's section titles.
+pub fn section_title(section: &str) -> &'static str {
+    match section {
+        "1" => "Startup and configuration",
+        "2" => "Authentication, Host and Origin",
+        "3" => "Health and status",
+        "4" => "Chat completions",
+        "5" => "The MCP hub",
+        "6" => "The tool loop",
+        "7" => "Result text",
+        "8" => "Tool pictures",
+        "9" => "GET /tool-media",
+        "10" => "References in later turns",
+        "11" => "Pictures handed back as text",
+        "12" => "The vision path",
+        "13" => "The chat page",
+        _ => "Other",
+    }
+}
+
+/// Counts by outcome.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct Summary {
+    /// Passed.
+    pub pass: usize,
+    /// MUSTs that failed.
+    pub fail: usize,
+    /// SHOULDs that failed.
+    pub warn: usize,
+    /// Not run.
+    pub not_run: usize,
+}
+
+impl Summary {
+    /// Counts `verdicts`.
+    pub fn of(verdicts: &[Verdict]) -> Self {
+        let mut summary = Summary::default();
+        for verdict in verdicts {
+            match verdict.outcome {
+                Outcome::Pass => summary.pass += 1,
+                Outcome::Fail => summary.fail += 1,
+                Outcome::Warn => summary.warn += 1,
+                Outcome::NotRun => summary.not_run += 1,
+            }
+        }
+        summary
+    }
+}
+
+fn mark(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Pass => "pass",
+        Outcome::Fail => "FAIL",
+        Outcome::Warn => "warn",
+        Outcome::NotRun => "not-run",
+    }
+}
+
+/// One verdict as a progress line.
+pub fn progress_line(verdict: &Verdict) -> String {
+    format!("{:>7}  {:<6} {:<52} {}", mark(verdict.outcome), verdict.clause, verdict.id, verdict.description)
+}
+
+/// The terminal report.
+pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "mediacheck conformance report — target: {target}");
+    let mut sections: Vec<&str> = verdicts.iter().map(|v| v.clause.split('.').next().unwrap_or("")).collect();
+    sections.sort_by_key(|s| s.parse::<u32>().unwrap_or(u32::MAX));
+    sections.dedup();
+    for section in sections {
+        let _ = writeln!(out, "\n§{section} {}", section_title(section));
+        for verdict in verdicts.iter().filter(|v| v.clause.split('.').next() == Some(section)) {
+            let _ = writeln!(out, "{}", progress_line(verdict));
+            if verdict.outcome == Outcome::Pass {
+                continue;
+            }
+            if let Some(expected) = &verdict.expected {
+                let _ = writeln!(out, "           expected: {expected}");
+            }
+            if let Some(actual) = &verdict.actual {
+                let label = if verdict.outcome == Outcome::NotRun { "why" } else { "actual" };
+                let _ = writeln!(out, "           {label}: {actual}");
+            }
+            for exchange in verdict.transcript.iter().rev().take(3).rev() {
+                let _ = writeln!(
+                    out,
+                    "           > {} → {} {}",
+                    exchange.request,
+                    exchange.status,
+                    exchange.body.replace('\n', " ")
+                );
+            }
+        }
+    }
+    let summary = Summary::of(verdicts);
+    let musts = verdicts.iter().filter(|v| v.level == Level::Must).count();
+    let _ = writeln!(
+        out,
+        "\n{} cases: {} passed, {} failed, {} warnings, {} not run ({} MUST, {} SHOULD)",
+        verdicts.len(),
+        summary.pass,
+        summary.fail,
+        summary.warn,
+        summary.not_run,
+        musts,
+        verdicts.len() - musts
+    );
+    out
+}
+
+/// The JSON report.
+pub fn json(target: &str, verdicts: &[Verdict]) -> serde_json::Value {
+    serde_json::json!({"target": target, "summary": Summary::of(verdicts), "verdicts": verdicts})
+}
+
+/// The JUnit XML report: one testsuite per section, one testcase per case.
+pub fn junit(verdicts: &[Verdict]) -> String {
+    let summary = Summary::of(verdicts);
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"mediacheck\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">",
+        verdicts.len(),
+        summary.fail,
+        summary.not_run
+    );
+    for verdict in verdicts {
+        let _ = write!(
+            out,
+            "  <testcase classname=\"spec.{}\" name=\"{} [{}]\" time=\"{:.3}\">",
+            xml(verdict.clause.split('.').next().unwrap_or("")),
+            xml(verdict.id),
+            xml(verdict.clause),
+            verdict.ms as f64 / 1000.0
+        );
+        match verdict.outcome {
+            Outcome::Pass => {}
+            Outcome::Fail | Outcome::Warn => {
+                let message = format!(
+                    "expected {}; actual {}",
+                    verdict.expected.as_deref().unwrap_or("-"),
+                    verdict.actual.as_deref().unwrap_or("-")
+                );
+                let kind = if verdict.outcome == Outcome::Warn { "warning" } else { "failure" };
+                let _ = write!(out, "<{kind} message=\"{}\"/>", xml(&message));
+            }
+            Outcome::NotRun => {
+                let _ = write!(out, "<skipped message=\"{}\"/>", xml(verdict.actual.as_deref().unwrap_or("")));
+            }
+        }
+        let _ = writeln!(out, "</testcase>");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}

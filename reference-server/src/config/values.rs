@@ -1,0 +1,139 @@
+//! Typed readers for JSON configuration values. Each reader either returns the value or a
+//! [`ConfigError`] that names the key and shows the value, so every bad setting is one clear line.
+
+use serde_json::Value;
+
+/// A configuration value that cannot be used. Rendered as one line:
+/// `config <key>=<value>: <what was expected>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config {key}={value}: {expected}")]
+pub struct ConfigError {
+    /// The dotted key, e.g. `mcp.image_results`.
+    pub key: String,
+    /// The value as compact JSON, cut to a readable length.
+    pub value: String,
+    /// What the key needs.
+    pub expected: String,
+}
+
+impl ConfigError {
+    /// An error for `key` holding `value`.
+    pub fn new(key: &str, value: &Value, expected: impl Into<String>) -> Self {
+        Self { key: key.to_string(), value: show(value), expected: expected.into() }
+    }
+}
+
+/// Compact JSON of a value, cut at 120 characters so a huge value cannot flood the terminal.
+pub fn show(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 120 {
+        return text;
+    }
+    let cut: String = text.chars().take(117).collect();
+    format!("{cut}...")
+}
+
+/// A JSON boolean, nothing else (`"true"`, `1` and `null` are refused).
+pub fn boolean(key: &str, value: &Value) -> Result<bool, ConfigError> {
+    value.as_bool().ok_or_else(|| ConfigError::new(key, value, "expected true or false (a JSON boolean)"))
+}
+
+/// A number of seconds greater than 0; booleans are refused (strata-wire C-F5).
+pub fn seconds(key: &str, value: &Value) -> Result<f64, ConfigError> {
+    match value.as_f64() {
+        Some(s) if s > 0.0 && s.is_finite() => Ok(s),
+        _ => Err(ConfigError::new(key, value, "expected a number of seconds > 0")),
+    }
+}
+
+/// An integer-valued number of at least 1 (`1.5` and booleans are refused; strata-wire C-F6).
+pub fn positive_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
+    let whole = value
+        .as_u64()
+        .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f < 9.0e15).map(|f| f as u64));
+    match whole {
+        Some(n) if n >= 1 => Ok(n),
+        _ => Err(ConfigError::new(key, value, "expected a positive integer")),
+    }
+}
+
+/// An integer of at least 0.
+pub fn non_negative_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
+    value.as_u64().ok_or_else(|| ConfigError::new(key, value, "expected an integer >= 0"))
+}
+
+/// A TCP port, 0 to 65535 (0 asks the system for a free one).
+pub fn port(key: &str, value: &Value) -> Result<u16, ConfigError> {
+    value
+        .as_u64()
+        .and_then(|p| u16::try_from(p).ok())
+        .ok_or_else(|| ConfigError::new(key, value, "expected a port number from 0 to 65535"))
+}
+
+/// A string that is not empty after trimming.
+pub fn non_empty_string(key: &str, value: &Value) -> Result<String, ConfigError> {
+    match value.as_str().map(str::trim) {
+        Some(s) if !s.is_empty() => Ok(s.to_string()),
+        _ => Err(ConfigError::new(key, value, "expected a non-empty string")),
+    }
+}
+
+/// A list of strings.
+pub fn string_list(key: &str, value: &Value) -> Result<Vec<String>, ConfigError> {
+    let fail = || ConfigError::new(key, value, "expected a list of strings");
+    let items = value.as_array().ok_or_else(fail)?;
+    items.iter().map(|item| item.as_str().map(str::to_string).ok_or_else(fail)).collect()
+}
+
+/// An object whose values are all strings (environment variables, HTTP headers).
+pub fn string_map(key: &str, value: &Value) -> Result<Vec<(String, String)>, ConfigError> {
+    let fail = || ConfigError::new(key, value, "expected an object of strings");
+    let object = value.as_object().ok_or_else(fail)?;
+    object.iter().map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())).ok_or_else(fail)).collect()
+}
+
+/// One of a fixed set of words.
+pub fn one_of(key: &str, value: &Value, words: &[&'static str]) -> Result<&'static str, ConfigError> {
+    let found = value.as_str().and_then(|s| words.iter().find(|w| **w == s));
+    found.copied().ok_or_else(|| ConfigError::new(key, value, format!("expected one of {}", words.join(", "))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn boolean_refuses_strings_numbers_and_null() {
+        for bad in [json!("true"), json!(1), json!(null)] {
+            let err = boolean("mcp.image_results", &bad).expect_err("refused");
+            assert_eq!(err.key, "mcp.image_results");
+            assert!(err.to_string().starts_with(&format!("config mcp.image_results={bad}: ")));
+        }
+        assert_eq!(boolean("k", &json!(false)), Ok(false));
+    }
+
+    #[test]
+    fn positive_integer_refuses_fractions_booleans_and_zero() {
+        for bad in [json!(1.5), json!(true), json!(0), json!(-3), json!("4")] {
+            assert!(positive_integer("mcp.max_rounds", &bad).is_err(), "{bad}");
+        }
+        assert_eq!(positive_integer("k", &json!(3.0)), Ok(3));
+        assert_eq!(positive_integer("k", &json!(7)), Ok(7));
+    }
+
+    #[test]
+    fn seconds_refuse_zero_and_booleans() {
+        for bad in [json!(0), json!(false), json!(-1.0), json!("5")] {
+            assert!(seconds("mcp.timeout_s", &bad).is_err(), "{bad}");
+        }
+        assert_eq!(seconds("k", &json!(1.5)), Ok(1.5));
+    }
+
+    #[test]
+    fn a_huge_value_is_cut_in_the_message() {
+        let long = json!("x".repeat(1000));
+        let err = boolean("k", &long).expect_err("refused");
+        assert!(err.value.len() < 130);
+    }
+}

@@ -1,0 +1,39 @@
+//! # The reference server
+//!
+//! Strata's wire protocol (see `strata-wire.md` in the shared notes) plus MCP image transport, done the
+//! way SPEC.md says. The harness checks other servers against this behaviour; this crate is the one
+//! that passes.
+//!
+//! ## Layout
+//!
+//! - [`config`]: the run configuration file and command-line overrides, validated once at startup.
+//! - [`server`]: state, binding, serving, graceful shutdown — [`server::start`] is what the binary and
+//!   the tests call; [`routes::app`] is the router.
+//! - [`auth`]: API key, Host and Origin rules, as one middleware in front of every route.
+//! - [`routes`]: the route table (`routes::paths`) and one handler file per concern.
+//! - [`chat`]: a chat request from JSON to answer — `request` (parse), `prepare` (prompt and context),
+//!   `output` (reading the model's stream), `turn` (passes and tool rounds), `tools` (what is offered,
+//!   how an MCP round runs), `sse` / `collect` (the two answer shapes).
+//! - [`engine`]: the engine trait and the scripted mock engine; [`tokenizer`] and [`template`] turn
+//!   messages into byte-token prompts.
+//! - [`mcp`]: the hub over the official MCP SDK (rmcp), tool naming, result text.
+//! - [`error`]: the one JSON error type; [`body`]: reading JSON bodies within the size cap.
+//!
+//! **Architecture invariant:** nothing here knows about the harness; the harness knows this crate
+//! only as something to start.
+
+pub mod auth;
+pub mod body;
+pub mod chat;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod mcp;
+pub mod routes;
+pub mod server;
+pub mod state;
+pub mod template;
+pub mod tokenizer;
+
+pub use routes::app;
+pub use server::{RunningServer, serve, start};

@@ -1,0 +1,239 @@
+//! One live connection to one MCP server, through the official SDK (rmcp): a stdio child in its own
+//! process group whose exit code and last stderr lines are kept for error messages, or a Streamable HTTP
+//! session. Initialize, initialized and every page of `tools/list` happen in [`connect`] (SPEC 5.1–5.3).
+
+use std::collections::{HashMap, VecDeque};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::{oneshot, watch};
+
+use crate::config::{McpServerSpec, McpTransportSpec};
+
+/// Lines of a stdio server's stderr kept for error messages.
+const STDERR_LINES: usize = 40;
+/// The largest answer accepted from an HTTP server: four pictures at the cap and then some.
+const MAX_HTTP_ANSWER: usize = 160 << 20;
+
+/// What the server said about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.title`.
+    pub title: Option<String>,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// The negotiated protocol version.
+    pub protocol: String,
+}
+
+/// A running connection.
+pub struct Connection {
+    /// The SDK's client.
+    pub service: RunningService<RoleClient, ClientConfig>,
+    process: Option<ProcessWatch>,
+}
+
+struct ProcessWatch {
+    exit: watch::Receiver<Option<ExitStatus>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Connection {
+    /// Whether the server can no longer be reached (the process ended, the session broke).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_transport_closed() || self.process.as_ref().is_some_and(|p| p.exit.borrow().is_some())
+    }
+
+    /// Why a stdio server stopped: `the server stopped (exit code N): <last stderr line>`.
+    pub async fn stopped_reason(&self) -> String {
+        match &self.process {
+            Some(process) => stopped_reason_of(process).await,
+            None => "the server ended the session".to_string(),
+        }
+    }
+
+    /// Ends the session and, for stdio, stops the process group (SIGTERM, then SIGKILL after 2 s) and
+    /// reaps it.
+    pub async fn close(&self) {
+        self.service.cancellation_token().cancel();
+        if let Some(process) = &self.process {
+            let stop = process.stop.lock().ok().and_then(|mut s| s.take());
+            if let Some(stop) = stop {
+                let _ = stop.send(());
+            }
+            let mut exit = process.exit.clone();
+            let _ = tokio::time::timeout(Duration::from_secs(5), exit.wait_for(Option::is_some)).await;
+        }
+    }
+}
+
+/// Connects, initializes and lists every tool. The error is one line for `GET /mcp` and result texts.
+pub async fn connect(
+    spec: &McpServerSpec,
+    start_timeout: Duration,
+) -> Result<(Connection, ServerInfo, Vec<Tool>), String> {
+    let client = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("reference-server", env!("CARGO_PKG_VERSION")),
+    );
+    let (service, process) = match &spec.transport {
+        McpTransportSpec::Stdio { command, args, env, cwd } => {
+            let (streams, process) = spawn(command, args, env, cwd.as_deref())?;
+            let started = tokio::time::timeout(start_timeout, client.serve(streams)).await;
+            match started {
+                Ok(Ok(service)) => (service, Some(process)),
+                Ok(Err(_)) => return Err(stopped_reason_of(&process).await),
+                Err(_) => return Err(format!("initialize timed out after {} s", seconds(start_timeout))),
+            }
+        }
+        McpTransportSpec::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let name =
+                    http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("bad header name '{name}'"))?;
+                let value = http::HeaderValue::from_str(value).map_err(|_| format!("bad value for header '{name}'"))?;
+                custom.insert(name, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(custom)
+                .max_json_response_size(MAX_HTTP_ANSWER)
+                .max_sse_event_size(MAX_HTTP_ANSWER)
+                .reinit_on_expired_session(true);
+            let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+            match tokio::time::timeout(start_timeout, client.serve(transport)).await {
+                Ok(Ok(service)) => (service, None),
+                Ok(Err(error)) => return Err(format!("could not reach {url}: {}", one_line(&error.to_string()))),
+                Err(_) => return Err(format!("initialize timed out after {} s", seconds(start_timeout))),
+            }
+        }
+    };
+    let info = service
+        .peer()
+        .peer_info()
+        .map(|peer| {
+            let server = peer.server_info.clone().unwrap_or_default();
+            ServerInfo {
+                name: server.name,
+                title: server.title,
+                version: server.version,
+                protocol: peer.protocol_version.to_string(),
+            }
+        })
+        .unwrap_or_default();
+    let connection = Connection { service, process };
+    let tools = match tokio::time::timeout(start_timeout, connection.service.peer().list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(rmcp::ServiceError::McpError(e))) if e.code.0 == -32601 => Vec::new(),
+        Ok(Err(error)) => {
+            let reason = if connection.is_closed() {
+                connection.stopped_reason().await
+            } else {
+                format!("tools/list failed: {}", one_line(&error.to_string()))
+            };
+            connection.close().await;
+            return Err(reason);
+        }
+        Err(_) => {
+            connection.close().await;
+            return Err(format!("tools/list timed out after {} s", seconds(start_timeout)));
+        }
+    };
+    Ok((connection, info, tools.into_iter().filter(|t| !t.name.is_empty()).collect()))
+}
+
+type Streams = (tokio::process::ChildStdout, tokio::process::ChildStdin);
+
+fn spawn(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+) -> Result<(Streams, ProcessWatch), String> {
+    let mut wrapped = CommandWrap::with_new(command, |c| {
+        c.args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(cwd) = cwd {
+            c.current_dir(cwd);
+        }
+    });
+    wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    let mut child = wrapped.spawn().map_err(|e| format!("could not start '{command}': {e}"))?;
+    let stdin = child.stdin().take().ok_or("the server's stdin is not available")?;
+    let stdout = child.stdout().take().ok_or("the server's stdout is not available")?;
+    let stderr_pipe = child.stderr().take();
+    let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
+    if let Some(pipe) = stderr_pipe {
+        let lines = Arc::clone(&stderr);
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                tracing::debug!(line = %line, "MCP server stderr");
+                if let Ok(mut kept) = lines.lock() {
+                    if kept.len() == STDERR_LINES {
+                        kept.pop_front();
+                    }
+                    kept.push_back(line);
+                }
+            }
+        });
+    }
+    let (exit_sender, exit) = watch::channel(None);
+    let (stop, stop_requested) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let status = tokio::select! {
+            status = child.wait() => status.ok(),
+            _ = stop_requested => {
+                let _ = child.signal(libc::SIGTERM);
+                match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+                    Ok(status) => status.ok(),
+                    Err(_) => {
+                        let _ = Box::into_pin(child.kill()).await;
+                        child.wait().await.ok()
+                    }
+                }
+            }
+        };
+        let _ = exit_sender.send(status);
+    });
+    let process = ProcessWatch { exit, stderr, stop: Mutex::new(Some(stop)) };
+    Ok(((stdout, stdin), process))
+}
+
+/// Waits up to 2 s for the exit status (the pipe usually closes just before the process is reaped).
+async fn stopped_reason_of(process: &ProcessWatch) -> String {
+    let mut exit = process.exit.clone();
+    let status = match tokio::time::timeout(Duration::from_secs(2), exit.wait_for(Option::is_some)).await {
+        Ok(Ok(status)) => *status,
+        _ => None,
+    };
+    let last = process.stderr.lock().ok().and_then(|l| l.back().cloned());
+    let code = status.and_then(|s| s.code()).map_or("no exit code".to_string(), |c| format!("exit code {c}"));
+    match last {
+        Some(line) => format!("the server stopped ({code}): {}", line.chars().take(300).collect::<String>()),
+        None => format!("the server stopped ({code})"),
+    }
+}
+
+/// Seconds as Python's `{:g}` writes them: `1.5`, `60`.
+pub fn seconds(duration: Duration) -> String {
+    let s = duration.as_secs_f64();
+    if s.fract() == 0.0 { format!("{}", s as u64) } else { format!("{s}") }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(300).collect()
+}

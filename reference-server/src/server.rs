@@ -1,0 +1,82 @@
+//! Building the state, binding, serving and stopping (SPEC 1.8, 1.9). The binary and every test go
+//! through [`start`], so tests run the same server a user runs.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::RunConfig;
+use crate::engine::mock::MockEngine;
+use crate::mcp::Hub;
+use crate::routes;
+use crate::state::{Activity, AppState};
+
+/// Builds the shared state; starts the MCP servers in the background. Needs a Tokio runtime.
+pub fn build_state(config: RunConfig) -> Arc<AppState> {
+    let engine = Arc::new(MockEngine::new(&config.engine));
+    let hub = (!config.mcp_servers.is_empty()).then(|| Hub::start(&config.mcp_servers, config.mcp.clone()));
+    Arc::new(AppState {
+        config: Arc::new(config),
+        engine,
+        hub,
+        shutdown: CancellationToken::new(),
+        activity: Arc::new(Activity::default()),
+    })
+}
+
+/// Serves `state` on `listener` until `stop` completes, then cancels running requests, waits for open
+/// connections to finish, and stops the MCP servers.
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = routes::app(Arc::clone(&state));
+    let shutdown = state.shutdown.clone();
+    let stopping = async move {
+        stop.await;
+        shutdown.cancel();
+    };
+    let served = axum::serve(listener, app).with_graceful_shutdown(stopping).await;
+    if let Some(hub) = &state.hub {
+        hub.close().await;
+    }
+    served
+}
+
+/// A server running in this process.
+pub struct RunningServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// Its state (tests read the engine's prompts from here).
+    pub state: Arc<AppState>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// `http://HOST:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the server and waits until it has stopped (MCP processes reaped).
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Binds `config.host:config.port` and serves in the background.
+pub async fn start(config: RunConfig) -> std::io::Result<RunningServer> {
+    let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
+    let addr = listener.local_addr()?;
+    let state = build_state(config);
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    let task = tokio::spawn(serve(listener, Arc::clone(&state), async move { stopped.cancelled().await }));
+    Ok(RunningServer { addr, state, stop, task })
+}

@@ -1,0 +1,125 @@
+//! Shared helpers for the reference server's tests: a real server on 127.0.0.1 port 0 from a JSON
+//! configuration written to a temp folder, an HTTP client, and an SSE reader.
+
+#![allow(dead_code, reason = "each test file uses a different part of the helpers")]
+
+use std::path::{Path, PathBuf};
+
+use reference_server::RunningServer;
+use reference_server::config::{Overrides, RunConfig};
+use serde_json::Value;
+
+/// A running server and the folder its configuration lives in.
+pub struct TestServer {
+    pub server: RunningServer,
+    pub dir: tempfile::TempDir,
+    pub config_path: PathBuf,
+}
+
+impl TestServer {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.server.url(), path)
+    }
+}
+
+/// Writes `config` as `<dir>/run.json`.
+pub fn write_config(dir: &Path, config: &Value) -> PathBuf {
+    let path = dir.join("run.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(config).expect("json")).expect("write config");
+    path
+}
+
+/// Starts a server for `config` (port forced to 0).
+pub async fn start(config: Value) -> TestServer {
+    let dir = tempfile::tempdir().expect("temp dir");
+    start_in(dir, config).await
+}
+
+/// Starts a server for `config` in an existing folder.
+pub async fn start_in(dir: tempfile::TempDir, config: Value) -> TestServer {
+    let config_path = write_config(dir.path(), &config);
+    let overrides = Overrides { port: Some(0), ..Overrides::default() };
+    let loaded = RunConfig::load(&config_path, &overrides).expect("valid configuration");
+    let server = reference_server::start(loaded.config).await.expect("server starts");
+    TestServer { server, dir, config_path }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().build().expect("client")
+}
+
+/// What an SSE body held.
+#[derive(Debug, Default)]
+pub struct Sse {
+    /// Every `data:` payload that is JSON, in order.
+    pub chunks: Vec<Value>,
+    /// `: keep-alive` comments seen.
+    pub keep_alives: usize,
+    /// Whether `data: [DONE]` ended it.
+    pub done: bool,
+}
+
+impl Sse {
+    pub fn parse(body: &str) -> Sse {
+        let mut sse = Sse::default();
+        for line in body.lines() {
+            if line.starts_with(": keep-alive") {
+                sse.keep_alives += 1;
+            } else if let Some(data) = line.strip_prefix("data: ") {
+                if data == "[DONE]" {
+                    sse.done = true;
+                } else {
+                    sse.chunks.push(serde_json::from_str(data).expect("a JSON chunk"));
+                }
+            }
+        }
+        sse
+    }
+
+    /// The streamed content, joined.
+    pub fn content(&self) -> String {
+        self.chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect()
+    }
+
+    /// The `strata_mcp` event objects, in order.
+    pub fn events(&self) -> Vec<Value> {
+        self.chunks.iter().filter_map(|c| c.get("strata_mcp").cloned()).collect()
+    }
+
+    /// The last chunk (finish reason and usage).
+    pub fn last(&self) -> &Value {
+        self.chunks.last().expect("at least one chunk")
+    }
+}
+
+/// Posts a chat body and returns the response.
+pub async fn chat(server: &TestServer, body: &Value) -> reqwest::Response {
+    client().post(server.url("/v1/chat/completions")).json(body).send().await.expect("request sent")
+}
+
+/// Posts a streamed chat body and reads the whole stream.
+pub async fn chat_stream(server: &TestServer, mut body: Value) -> Sse {
+    body["stream"] = Value::Bool(true);
+    let response = chat(server, &body).await;
+    assert_eq!(response.status(), 200, "streamed chat status");
+    Sse::parse(&response.text().await.expect("body"))
+}
+
+/// A user message body.
+pub fn user(text: &str) -> Value {
+    serde_json::json!({"messages": [{"role": "user", "content": text}]})
+}
+
+/// Waits for a condition on the server's status, polling; panics after `seconds`.
+pub async fn wait_for_status(server: &TestServer, seconds: u64, wanted: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    loop {
+        let status: Value =
+            client().get(server.url("/v1/status")).send().await.expect("status").json().await.expect("json");
+        if wanted(&status) {
+            return status;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "status never matched: {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
