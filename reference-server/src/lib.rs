@@ -17,6 +17,10 @@
 //! - [`engine`]: the engine trait and the scripted mock engine; [`tokenizer`] and [`template`] turn
 //!   messages into byte-token prompts.
 //! - [`mcp`]: the hub over the official MCP SDK (rmcp), tool naming, result text.
+//! - [`media`]: tool pictures — formats by magic bytes, names and references, the content-addressed
+//!   cache, a result cut into text and pictures. Served by `routes/media`.
+//! - [`lift`]: pictures a client hands back as base64 in tool text, found in one skip scan.
+//! - [`vision`]: the vision path — the shared grid geometry and the preparation backends.
 //! - [`error`]: the one JSON error type; [`body`]: reading JSON bodies within the size cap.
 //!
 //! **Architecture invariant:** nothing here knows about the harness; the harness knows this crate
@@ -28,12 +32,15 @@ pub mod chat;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod lift;
 pub mod mcp;
+pub mod media;
 pub mod routes;
 pub mod server;
 pub mod state;
 pub mod template;
 pub mod tokenizer;
+pub mod vision;
 
 pub use routes::app;
 pub use server::{RunningServer, serve, start};

@@ -91,7 +91,13 @@ async fn run(config: RunConfig) -> ExitCode {
             return ExitCode::from(EXIT_SERVE_FAILED);
         }
     };
-    let state = reference_server::server::build_state(config);
+    let state = match reference_server::server::build_state(config) {
+        Ok(state) => state,
+        Err(error) => {
+            eprintln!("reference-server: {error}");
+            return ExitCode::from(EXIT_BAD_CONFIG);
+        }
+    };
     println!("listening on http://{addr}");
     match reference_server::serve(listener, state, stop_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 //! front. Handlers live in one file per concern under `routes/`.
 
 mod chat;
+mod media;
 mod status;
 
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub mod paths {
     pub const CHAT: &str = "/v1/chat/completions";
     /// Cached tool pictures, `/tool-media/<sha256>.<ext>`.
     pub const TOOL_MEDIA_PREFIX: &str = "/tool-media/";
+    /// The router's pattern for them (axum answers HEAD from the GET route).
+    pub const TOOL_MEDIA_ROUTE: &str = "/tool-media/{name}";
 }
 
 /// The whole application for this state: routes, the auth gate, JSON 404s.
@@ -47,6 +50,7 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route(paths::STATUS, get(status::status))
         .route(paths::MCP, get(status::mcp))
         .route(paths::CHAT, post(chat::completions))
+        .route(paths::TOOL_MEDIA_ROUTE, get(media::tool_media))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(Arc::clone(&state), auth::gate))

@@ -8,23 +8,29 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, StartupError};
 use crate::engine::mock::MockEngine;
 use crate::mcp::Hub;
+use crate::media::MediaCache;
 use crate::routes;
 use crate::state::{Activity, AppState};
+use crate::vision;
 
-/// Builds the shared state; starts the MCP servers in the background. Needs a Tokio runtime.
-pub fn build_state(config: RunConfig) -> Arc<AppState> {
+/// Builds the shared state; starts the MCP servers in the background. Needs a Tokio runtime. Fails
+/// only for a vision backend this build or machine cannot provide (SPEC 1.10).
+pub fn build_state(config: RunConfig) -> Result<Arc<AppState>, StartupError> {
+    let vision = config.vision.as_ref().map(vision::backend_for).transpose()?;
     let engine = Arc::new(MockEngine::new(&config.engine));
     let hub = (!config.mcp_servers.is_empty()).then(|| Hub::start(&config.mcp_servers, config.mcp.clone()));
-    Arc::new(AppState {
+    Ok(Arc::new(AppState {
+        media: MediaCache::new(config.media_dir()),
         config: Arc::new(config),
         engine,
         hub,
+        vision,
         shutdown: CancellationToken::new(),
         activity: Arc::new(Activity::default()),
-    })
+    }))
 }
 
 /// Serves `state` on `listener` until `stop` completes, then cancels running requests, waits for open
@@ -74,7 +80,7 @@ impl RunningServer {
 pub async fn start(config: RunConfig) -> std::io::Result<RunningServer> {
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
-    let state = build_state(config);
+    let state = build_state(config).map_err(std::io::Error::other)?;
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     let task = tokio::spawn(serve(listener, Arc::clone(&state), async move { stopped.cancelled().await }));

@@ -8,6 +8,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::RunConfig;
 use crate::engine::Engine;
 use crate::mcp::Hub;
+use crate::media::MediaCache;
+use crate::vision::VisionBackend;
 
 /// Everything a request may need.
 pub struct AppState {
@@ -17,6 +19,10 @@ pub struct AppState {
     pub engine: Arc<dyn Engine>,
     /// The MCP hub, when servers are configured.
     pub hub: Option<Arc<Hub>>,
+    /// The tool-picture cache beside the run configuration (used when `mcp.image_results` is on).
+    pub media: MediaCache,
+    /// The vision backend, when the configuration has a `vision` block.
+    pub vision: Option<Arc<dyn VisionBackend>>,
     /// Cancelled at shutdown; every request's token is a child of it.
     pub shutdown: CancellationToken,
     /// Counters shown by `/v1/status`.

@@ -1,18 +1,30 @@
-//! Turning a conversation into the engine's prompt (SPEC 4.7, 4.8): pictures handled, the template
-//! applied, the context checked. Requests are never truncated: a prompt that does not fit is a 400.
+//! Turning a conversation into the engine's prompt (SPEC 4.7, 4.8, §10–§12): pictures lifted out of
+//! tool text, references resolved inside the cache, every picture measured by the vision backend (or
+//! noted as omitted), the template applied, the context checked. Requests are never truncated.
 
 use std::sync::Arc;
 
-use super::messages::{Message, Part, Role, ToolSpec};
+use base64::Engine;
+
+use super::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::error::ApiError;
+use crate::lift::{Piece, lift};
+use crate::media::name::parse_reference;
 use crate::state::AppState;
 use crate::template;
 
 /// Tokens kept free between the prompt and the end of the context (strata-wire C-A5).
 pub const CONTEXT_SLACK: usize = 8;
 
-/// The note that replaces a picture in a tool message the vision path cannot take (strata-wire C-E1).
+/// The reason a picture is left out when the server has no vision encoder (strata-wire C-E1).
 pub const NO_ENCODER_REASON: &str = "this server has no image encoder";
+/// The reason for a reference whose file is gone (SPEC 10.3).
+pub const MISSING_REASON: &str = "the picture is no longer in the cache";
+/// The reason for a reference while the feature is off (SPEC 10.3).
+pub const SWITCHED_OFF_REASON: &str = "tool pictures are switched off";
+/// The reason for a reference while no MCP server is configured (SPEC 10.3).
+pub const NO_MCP_REASON: &str = "MCP is not configured";
+const NOT_READ_REASON: &str = "image URLs and file paths are not read by this server";
 
 /// A prompt ready for the engine.
 #[derive(Debug, Clone)]
@@ -21,6 +33,8 @@ pub struct Prepared {
     pub ids: Arc<Vec<u32>>,
     /// The most tokens this pass may produce.
     pub max_new: usize,
+    /// Pictures that reached the vision path.
+    pub pictures: usize,
 }
 
 /// Prepares `messages` with `tools` offered.
@@ -30,15 +44,119 @@ pub fn prepare(
     tools: &[ToolSpec],
     max_tokens: Option<usize>,
 ) -> Result<Prepared, ApiError> {
-    let messages = without_unreadable_tool_pictures(messages);
-    if messages.iter().any(|m| m.role != Role::Tool && m.has_images()) {
-        return Err(ApiError::bad_request(
-            "this server was started without the vision encoder, so it cannot read images",
-        ));
+    let mut image_tokens = Vec::new();
+    let mut prepared = Vec::with_capacity(messages.len());
+    for message in messages {
+        let mut parts = Vec::with_capacity(message.parts.len());
+        for part in &message.parts {
+            match part {
+                Part::Text(text) if message.role == Role::Tool => match lift(text) {
+                    None => parts.push(part.clone()),
+                    Some(pieces) => {
+                        for piece in pieces {
+                            match piece {
+                                Piece::Text(text) => parts.push(Part::Text(text)),
+                                Piece::Picture(picture) if state.vision.is_some() => {
+                                    let source = ImageSource::Bytes(Arc::new(picture.bytes));
+                                    parts.push(picture_part(state, message.role, &source, &mut image_tokens)?);
+                                }
+                                Piece::Picture(_) => {} // no encoder: the base64 is dropped, the note stays
+                            }
+                        }
+                    }
+                },
+                Part::Text(_) => parts.push(part.clone()),
+                Part::Image(source) => parts.push(picture_part(state, message.role, source, &mut image_tokens)?),
+            }
+        }
+        prepared.push(Message { parts, ..message.clone() });
     }
-    let ids = template::render(&messages, tools, &[]);
+    let ids = template::render(&prepared, tools, &image_tokens);
     let max_new = fit(ids.len(), max_tokens, state.config.engine.max_context)?;
-    Ok(Prepared { ids: Arc::new(ids), max_new })
+    Ok(Prepared { ids: Arc::new(ids), max_new, pictures: image_tokens.len() })
+}
+
+/// One picture part: a picture of the prompt (its tokens recorded), a note in a tool message, or a
+/// refusal.
+fn picture_part(state: &AppState, role: Role, source: &ImageSource, tokens: &mut Vec<usize>) -> Result<Part, ApiError> {
+    let outcome = picture_bytes(state, source).and_then(|bytes| {
+        let Some(vision) = &state.vision else { return Err(Omit(NO_ENCODER_REASON.to_string())) };
+        vision.prepare(&bytes).map_err(Omit)
+    });
+    match outcome {
+        Ok(input) => {
+            tokens.push(input.tokens);
+            Ok(Part::Image(source.clone()))
+        }
+        Err(Omit(reason)) if role == Role::Tool => {
+            tracing::info!(%reason, "a picture a tool returned was left out of the prompt");
+            Ok(Part::Text(format!("[image omitted: {reason}]")))
+        }
+        Err(Omit(reason)) if reason == NO_ENCODER_REASON => {
+            Err(ApiError::bad_request("this server was started without the vision encoder, so it cannot read images"))
+        }
+        Err(Omit(reason)) => Err(ApiError::bad_request(reason)),
+    }
+}
+
+/// A reason to leave a picture out.
+struct Omit(String);
+
+/// The bytes behind a picture part. A malformed reference, or one outside a tool message, is a 400
+/// straight away (SPEC 10.2); the rest are reasons to leave the picture out.
+fn picture_bytes(state: &AppState, source: &ImageSource) -> Result<Arc<Vec<u8>>, Omit> {
+    let url = match source {
+        ImageSource::Bytes(bytes) => return Ok(Arc::clone(bytes)),
+        ImageSource::Url(url) => url,
+    };
+    if let Some(reference) = parse_reference(url) {
+        // check_references has refused malformed ones and ones outside tool messages already.
+        let Ok(name) = reference else { return Err(Omit("the reference is malformed".to_string())) };
+        let reason = if state.vision.is_none() {
+            NO_ENCODER_REASON
+        } else if !state.config.mcp.image_results {
+            SWITCHED_OFF_REASON
+        } else if state.config.mcp_servers.is_empty() {
+            NO_MCP_REASON
+        } else {
+            match state.media.read(&name) {
+                Ok(bytes) => return Ok(Arc::new(bytes)),
+                Err(_) => MISSING_REASON,
+            }
+        };
+        return Err(Omit(reason.to_string()));
+    }
+    if let Some(data) = url.strip_prefix("data:") {
+        let encoded = data
+            .split_once(";base64,")
+            .map(|(_, b)| b)
+            .ok_or(Omit("the image's data: URL could not be read (it is not base64)".to_string()))?;
+        return base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .map(Arc::new)
+            .map_err(|e| Omit(format!("the image's data: URL could not be read ({e})")));
+    }
+    Err(Omit(NOT_READ_REASON.to_string()))
+}
+
+/// Refuses malformed `strata-tool-media:` references and references outside tool messages before
+/// anything else is done with a request (SPEC 10.2).
+pub fn check_references(messages: &[Message]) -> Result<(), ApiError> {
+    for message in messages {
+        for part in &message.parts {
+            let Part::Image(ImageSource::Url(url)) = part else { continue };
+            match parse_reference(url) {
+                Some(Err(error)) => return Err(ApiError::bad_request(error.to_string())),
+                Some(Ok(_)) if message.role != Role::Tool => {
+                    return Err(ApiError::bad_request(
+                        "strata-tool-media references are accepted only in tool messages",
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks the context and returns how many tokens may be generated (SPEC 4.7).
@@ -56,34 +174,6 @@ pub fn fit(prompt: usize, max_tokens: Option<usize>, context: usize) -> Result<u
         Some(wanted) => Ok(wanted),
         None => Ok(room),
     }
-}
-
-/// Without a vision encoder, a picture in a tool message becomes `[image omitted: …]` in place
-/// (strata-wire C-E1); a user's picture is left for the caller to refuse.
-fn without_unreadable_tool_pictures(messages: &[Message]) -> Vec<Message> {
-    messages
-        .iter()
-        .map(|message| {
-            if message.role != Role::Tool || !message.has_images() {
-                return message.clone();
-            }
-            let parts = message
-                .parts
-                .iter()
-                .map(|part| match part {
-                    Part::Image(_) => {
-                        tracing::info!(
-                            reason = NO_ENCODER_REASON,
-                            "a picture a tool returned was left out of the prompt"
-                        );
-                        Part::Text(format!("[image omitted: {NO_ENCODER_REASON}]"))
-                    }
-                    text => text.clone(),
-                })
-                .collect();
-            Message { parts, ..message.clone() }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::messages::{Message, Part, Role, ToolSpec};
+use super::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use super::request::ChatRequest;
 use super::turn::{TurnEvent, WrittenCall};
-use crate::mcp::result_text::cap;
+use crate::mcp::result_text::{cap, thousands};
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
+use crate::media::parts::{ResultPart, result_parts};
 use crate::state::AppState;
 
 /// How long a request waits for servers that are still starting (strata-wire C-J1).
@@ -145,7 +146,7 @@ impl McpRound<'_> {
             truncated = capped.truncated,
             "tool call finished"
         );
-        let event = json!({
+        let mut event = json!({
             "event": "result",
             "id": call.id,
             "ok": outcome.ok,
@@ -154,8 +155,22 @@ impl McpRound<'_> {
             "truncated": capped.truncated,
             "ms": outcome.ms,
         });
+        let pictures = match (&outcome.result, self.state.config.mcp.image_results) {
+            (Some(result), true) => Some(result_parts(result)),
+            _ => None,
+        };
+        let message = match pictures {
+            None => Message { role: Role::Tool, parts: vec![Part::Text(capped.text)], tool_calls: Vec::new() },
+            Some(parts) => {
+                let media = cache_pictures(self.state, &parts).await;
+                if !media.is_empty() {
+                    event["media"] = Value::Array(media);
+                }
+                tool_message(parts, self.state.vision.is_some(), self.state.config.mcp.max_result_chars)
+            }
+        };
         self.events.send(TurnEvent::Mcp(event)).await.ok()?;
-        Some(Message { role: Role::Tool, parts: vec![Part::Text(capped.text)], tool_calls: Vec::new() })
+        Some(message)
     }
 
     /// Announces every call as not run (strata-wire C-J4).
@@ -170,4 +185,81 @@ impl McpRound<'_> {
             }
         }
     }
+}
+
+/// Writes each picture to the cache and returns the `media` entries (SPEC 8.3, 8.6, 8.7). A picture the
+/// cache cannot take is logged and has no entry; the turn goes on.
+async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Vec<Value> {
+    let mut media = Vec::new();
+    for part in parts {
+        let ResultPart::Picture(picture) = part else { continue };
+        let cache = state.media.clone();
+        let (format, bytes) = (picture.format, Arc::clone(&picture.bytes));
+        let stored = tokio::task::spawn_blocking(move || cache.store(format, &bytes)).await;
+        match stored {
+            Ok(Ok(name)) => media.push(json!({
+                "ref": name.reference(),
+                "url": name.url(),
+                "mime": picture.format.mime(),
+                "bytes": picture.bytes.len(),
+                "width": picture.width,
+                "height": picture.height,
+            })),
+            Ok(Err(error)) => {
+                tracing::error!(%error, "a tool picture could not be written to the cache; the text result stays")
+            }
+            Err(error) => tracing::error!(%error, "the cache write stopped"),
+        }
+    }
+    media
+}
+
+/// The tool message for the next pass (SPEC 8.8): blocks in order joined by newlines, pictures as
+/// pictures with a vision encoder (else their text), and the cap applied to the text only.
+pub fn tool_message(parts: Vec<ResultPart>, vision: bool, max_chars: usize) -> Message {
+    let mut pieces: Vec<Part> = Vec::new();
+    let mut text = String::new();
+    for (index, part) in parts.into_iter().enumerate() {
+        if index > 0 {
+            text.push('\n');
+        }
+        match part {
+            ResultPart::Text(t) => text.push_str(&t),
+            ResultPart::Picture(picture) if vision => {
+                pieces.push(Part::Text(std::mem::take(&mut text)));
+                pieces.push(Part::Image(ImageSource::Bytes(picture.bytes)));
+            }
+            ResultPart::Picture(picture) => text.push_str(&picture.text),
+        }
+    }
+    pieces.push(Part::Text(text));
+    Message { role: Role::Tool, parts: cap_text_parts(pieces, max_chars), tool_calls: Vec::new() }
+}
+
+/// Caps the text of `parts` to `max_chars` characters in all, pictures not counted (SPEC 7.3).
+fn cap_text_parts(parts: Vec<Part>, max_chars: usize) -> Vec<Part> {
+    let total: usize = parts.iter().map(|p| if let Part::Text(t) = p { t.chars().count() } else { 0 }).sum();
+    if max_chars == 0 || total <= max_chars {
+        return parts.into_iter().filter(|p| !matches!(p, Part::Text(t) if t.is_empty())).collect();
+    }
+    let mut left = max_chars;
+    let mut out = Vec::new();
+    for part in parts {
+        match part {
+            Part::Text(t) if left == 0 => drop(t),
+            Part::Text(t) => {
+                let kept: String = t.chars().take(left).collect();
+                left -= kept.chars().count();
+                out.push(Part::Text(kept));
+            }
+            picture => out.push(picture),
+        }
+    }
+    let note = format!(
+        "\n\n[... truncated: the tool returned {} characters; only the first {} are shown]",
+        thousands(total),
+        thousands(max_chars)
+    );
+    out.push(Part::Text(note));
+    out.into_iter().filter(|p| !matches!(p, Part::Text(t) if t.is_empty())).collect()
 }

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::auth::own_page_only;
 use crate::body::read_json;
-use crate::chat::prepare::prepare;
+use crate::chat::prepare::{check_references, prepare};
 use crate::chat::request::ChatRequest;
 use crate::chat::sse::ChunkHead;
 use crate::chat::tools::ToolPlan;
@@ -33,6 +33,7 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     if request.strata_mcp {
         own_page_only(&state, &headers, "MCP tools can be used")?;
     }
+    check_references(&request.messages)?;
     let uses_tools = !request.tools.is_empty() || (request.strata_mcp && state.hub.is_some());
     if request.structured_response && uses_tools {
         return Err(ApiError::bad_request("structured response_format with tools/MCP is not supported"));

@@ -43,7 +43,11 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
 /// `GET /v1/status`: what the server is doing, and what its vision path would do with a picture.
 pub async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
     let config = &state.config;
-    let vision = json!({"enabled": config.vision.is_some(), "available": config.vision.is_some(), "error": null});
+    let mut vision = json!({"enabled": config.vision.is_some(), "available": state.vision.is_some(), "error": null});
+    if let Some(backend) = &state.vision {
+        vision["backend"] = json!(backend.name());
+        vision["geometry"] = json!(backend.geometry());
+    }
     Json(json!({
         "model": config.model,
         "busy": state.activity.running() > 0,

@@ -123,3 +123,41 @@ pub async fn wait_for_status(server: &TestServer, seconds: u64, wanted: impl Fn(
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// An in-process fixture MCP server plus a reference server that uses it as `fake`.
+pub struct WithFixture {
+    pub server: TestServer,
+    pub fixture: fixtures::http::HttpFixture,
+}
+
+/// Starts a fixture MCP server and a reference server whose configuration is `config` plus
+/// `mcp_servers.fake` pointing at it.
+pub async fn with_fixture(mut config: Value) -> WithFixture {
+    let fixture =
+        fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None).await.expect("fixture");
+    config["mcp_servers"] = serde_json::json!({"fake": {"url": fixture.url}});
+    let server = start(config).await;
+    WithFixture { server, fixture }
+}
+
+/// The `result` events of a stream.
+pub fn results(sse: &Sse) -> Vec<Value> {
+    sse.events().into_iter().filter(|e| e["event"] == "result").collect()
+}
+
+/// A body that opts in to MCP.
+pub fn opt_in() -> Value {
+    serde_json::json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true})
+}
+
+/// The most recent prompts the engine got, as text.
+pub fn prompts(server: &TestServer) -> Vec<String> {
+    server.server.state.engine.recent_prompts().iter().map(|p| reference_server::tokenizer::decode(p)).collect()
+}
+
+/// `<|image_pad|>` tokens in the most recent prompt.
+pub fn last_prompt_pads(server: &TestServer) -> usize {
+    let prompts = server.server.state.engine.recent_prompts();
+    let last = prompts.last().expect("a prompt");
+    last.iter().filter(|&&id| id == reference_server::tokenizer::IMAGE_PAD).count()
+}

@@ -1,0 +1,199 @@
+//! Pictures a client hands back as text (SPEC §11, seed 001): in a tool message's text, a run of at
+//! least 1024 base64 characters (optionally right after `data:image/…;base64,`) whose decoded first
+//! bytes are PNG, JPEG, BMP, GIF or WebP magic is taken out, and `[image (<mime>, <N> bytes)]` stays
+//! where it was.
+//!
+//! The scan runs on every request, so it is built for speed: a run of 1024 class characters must cover
+//! every 1024-byte window it spans, so the scanner probes one byte in 1024 and only looks around a probe
+//! that lands in the base64 class (back to the last byte outside it). Each byte is read at most twice,
+//! nothing backtracks, and a text with no picture is returned untouched, without a copy.
+
+use base64::Engine;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::{DecodePaddingMode, general_purpose};
+
+use crate::mcp::result_text::thousands;
+use crate::media::Format;
+
+/// The shortest run that is looked at.
+pub const MIN_RUN: usize = 1024;
+/// Pictures taken per message.
+pub const MAX_PICTURES: usize = 8;
+/// The largest picture taken, decoded.
+pub const MAX_PICTURE_BYTES: usize = 32 << 20;
+
+const DECODER: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+const fn class_table() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+        i += 1;
+    }
+    table
+}
+
+static BASE64_CLASS: [bool; 256] = class_table();
+
+/// A picture taken out of the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiftedPicture {
+    /// The decoded bytes.
+    pub bytes: Vec<u8>,
+    /// The format by magic bytes.
+    pub format: Format,
+}
+
+/// One piece of a lifted text, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// Text (the note included).
+    Text(String),
+    /// A picture that stood just before this point (its note ends the previous text).
+    Picture(LiftedPicture),
+}
+
+/// Lifts pictures out of `text`. `None` when there is none: the caller keeps the text as it is.
+pub fn lift(text: &str) -> Option<Vec<Piece>> {
+    let bytes = text.as_bytes();
+    let mut found: Vec<(usize, usize, LiftedPicture)> = Vec::new();
+    let mut start = 0;
+    while start + MIN_RUN <= bytes.len() && found.len() < MAX_PICTURES {
+        let probe = start + MIN_RUN - 1;
+        if !BASE64_CLASS[usize::from(bytes[probe])] {
+            start = probe + 1;
+            continue;
+        }
+        if let Some(outside) = (start..probe).rev().find(|&i| !BASE64_CLASS[usize::from(bytes[i])]) {
+            start = outside + 1;
+            continue;
+        }
+        let mut end = probe + 1;
+        while end < bytes.len() && BASE64_CLASS[usize::from(bytes[end])] {
+            end += 1;
+        }
+        let mut padded = end;
+        while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
+            padded += 1;
+        }
+        if let Some(picture) = picture(&bytes[start..padded]) {
+            found.push((prefix_start(bytes, start), padded, picture));
+        }
+        start = padded;
+    }
+    if found.is_empty() {
+        return None;
+    }
+    let mut pieces = Vec::with_capacity(found.len() * 2 + 1);
+    let mut text_so_far = String::new();
+    let mut at = 0;
+    for (from, to, picture) in found {
+        text_so_far.push_str(&text[at..from]);
+        text_so_far.push_str(&note(&picture));
+        pieces.push(Piece::Text(std::mem::take(&mut text_so_far)));
+        pieces.push(Piece::Picture(picture));
+        at = to;
+    }
+    pieces.push(Piece::Text(text[at..].to_string()));
+    Some(pieces)
+}
+
+/// `[image (<mime>, <N> bytes)]`.
+pub fn note(picture: &LiftedPicture) -> String {
+    format!("[image ({}, {} bytes)]", picture.format.mime(), thousands(picture.bytes.len()))
+}
+
+fn picture(run: &[u8]) -> Option<LiftedPicture> {
+    let unpadded = run.iter().take_while(|&&b| b != b'=').count();
+    if unpadded % 4 == 1 || unpadded / 4 * 3 > MAX_PICTURE_BYTES {
+        return None;
+    }
+    let head = general_purpose::STANDARD_NO_PAD.decode(&run[..16.min(unpadded) / 4 * 4]).ok()?;
+    let format = Format::sniff(&head)?;
+    let bytes = DECODER.decode(run).ok()?;
+    Some(LiftedPicture { bytes, format })
+}
+
+/// Where a `data:image/<subtype>;base64,` just before `start` begins, or `start` when there is none.
+fn prefix_start(bytes: &[u8], start: usize) -> usize {
+    let window = &bytes[start.saturating_sub(64)..start];
+    let Some(before) = window.strip_suffix(b";base64,") else { return start };
+    let Some(at) = before.windows(11).rposition(|w| w == b"data:image/") else { return start };
+    let subtype = &before[at + 11..];
+    let valid =
+        !subtype.is_empty() && subtype.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-'));
+    if valid { start - window.len() + at } else { start }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png_base64(extra: usize) -> (Vec<u8>, String) {
+        let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+        bytes.extend((0..2000 + extra).map(|i| (i * 7 % 251) as u8));
+        let text = general_purpose::STANDARD.encode(&bytes);
+        (bytes, text)
+    }
+
+    #[test]
+    fn a_picture_in_text_is_lifted_and_noted() {
+        let (bytes, encoded) = png_base64(0);
+        let text = format!("before data:image/png;base64,{encoded} after");
+        let pieces = lift(&text).expect("found");
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[0], Piece::Text(format!("before [image (image/png, {} bytes)]", thousands(bytes.len()))));
+        assert_eq!(pieces[1], Piece::Picture(LiftedPicture { bytes, format: Format::Png }));
+        assert_eq!(pieces[2], Piece::Text(" after".into()));
+    }
+
+    #[test]
+    fn base64_that_is_not_a_picture_is_left_alone() {
+        let encoded = general_purpose::STANDARD.encode(vec![7u8; 3000]);
+        assert!(lift(&format!("x {encoded} y")).is_none());
+    }
+
+    #[test]
+    fn short_runs_and_prose_are_left_alone() {
+        let (_, encoded) = png_base64(0);
+        assert!(lift(&encoded[..1020]).is_none());
+        assert!(lift(&"the quick brown fox ".repeat(10_000)).is_none());
+        assert!(lift(&"a".repeat(5000)).is_none(), "a long run that does not decode to a picture");
+    }
+
+    #[test]
+    fn runs_at_the_edges_and_with_padding() {
+        let (bytes, encoded) = png_base64(1);
+        assert!(encoded.ends_with('='));
+        let pieces = lift(&encoded).expect("found");
+        assert_eq!(pieces[0], Piece::Text(format!("[image (image/png, {} bytes)]", thousands(bytes.len()))));
+        assert_eq!(pieces[2], Piece::Text(String::new()));
+    }
+
+    #[test]
+    fn at_most_eight_pictures() {
+        let (_, encoded) = png_base64(0);
+        let text = vec![encoded; 10].join(" ");
+        let pieces = lift(&text).expect("found");
+        assert_eq!(pieces.iter().filter(|p| matches!(p, Piece::Picture(_))).count(), 8);
+        let Some(Piece::Text(last)) = pieces.last() else { panic!("text last") };
+        assert!(last.len() > 2 * MIN_RUN, "the rest is left as sent");
+    }
+
+    #[test]
+    fn a_json_stringified_tool_content_is_lifted() {
+        let (_, encoded) = png_base64(0);
+        let text = format!(
+            r#"[{{"type":"text","text":"shot"}},{{"type":"image","data":"{encoded}","mimeType":"image/png"}}]"#
+        );
+        let pieces = lift(&text).expect("found");
+        let Piece::Text(first) = &pieces[0] else { panic!("text") };
+        assert!(first.ends_with(r#""data":"[image (image/png, 2,008 bytes)]"#), "{first}");
+        assert_eq!(pieces[2], Piece::Text(r#"","mimeType":"image/png"}]"#.into()));
+    }
+}

@@ -1,0 +1,134 @@
+//! The content-addressed picture cache, `<config-stem>.tool-media/` (SPEC 8.3, 8.9, 9.3): every file is
+//! named by its SHA-256, written to a temp file in the same folder and renamed, never rewritten, and
+//! read back only as a regular file directly inside the folder (a symlink is never followed).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::format::Format;
+use super::name::MediaName;
+
+/// The cache folder.
+#[derive(Debug, Clone)]
+pub struct MediaCache {
+    dir: PathBuf,
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for byte in digest.iter() {
+        out.push(char::from(b"0123456789abcdef"[usize::from(byte >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(byte & 15)]));
+    }
+    out
+}
+
+impl MediaCache {
+    /// A cache in `dir` (created on the first write).
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Stores a picture and returns its name. The same bytes twice are one file; a reader never sees
+    /// half a file, and two writers of the same picture cannot corrupt it (each writes its own temp
+    /// file; the rename of identical content is atomic either way).
+    pub fn store(&self, format: Format, bytes: &[u8]) -> io::Result<MediaName> {
+        let name = MediaName::new(&sha256_hex(bytes), format)
+            .ok_or_else(|| io::Error::other("this format is not kept in the cache"))?;
+        let path = self.dir.join(name.as_str());
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
+            return Ok(name);
+        }
+        self.ensure_dir()?;
+        let temp = self.dir.join(format!(".{}.{}.tmp", name.sha256(), uuid::Uuid::new_v4().simple()));
+        let written = (|| {
+            let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
+            file.write_all(bytes)?;
+            fs::rename(&temp, &path)
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written.map(|()| name)
+    }
+
+    fn ensure_dir(&self) -> io::Result<()> {
+        match fs::symlink_metadata(&self.dir) {
+            Ok(meta) if meta.is_dir() => Ok(()),
+            Ok(_) => Err(io::Error::other("the cache path is not a folder")),
+            Err(_) => {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
+                fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+            }
+        }
+    }
+
+    /// Opens a cached picture: the final component is opened with `O_NOFOLLOW` and must be a regular
+    /// file. Any failure is `NotFound` to the caller's eyes; the route says nothing more.
+    pub fn open(&self, name: &MediaName) -> io::Result<(File, u64)> {
+        let path = self.dir.join(name.as_str());
+        let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "not a regular file"));
+        }
+        Ok((file, meta.len()))
+    }
+
+    /// Reads a cached picture whole.
+    pub fn read(&self, name: &MediaName) -> io::Result<Vec<u8>> {
+        let (mut file, len) = self.open(name)?;
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sha256_of_abc_is_the_known_one() {
+        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+
+    #[test]
+    fn a_stored_picture_is_named_by_its_hash_with_private_modes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let cache = MediaCache::new(dir.path().join("run.tool-media"));
+        let name = cache.store(Format::Png, b"\x89PNG\r\n\x1a\nfake").expect("stored");
+        assert_eq!(name.as_str(), format!("{}.png", sha256_hex(b"\x89PNG\r\n\x1a\nfake")));
+        let again = cache.store(Format::Png, b"\x89PNG\r\n\x1a\nfake").expect("stored");
+        assert_eq!(name, again);
+        let folder = fs::metadata(cache.dir()).expect("folder");
+        assert_eq!(folder.permissions().mode() & 0o777, 0o700);
+        let file = fs::metadata(cache.dir().join(name.as_str())).expect("file");
+        assert_eq!(file.permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_dir(cache.dir()).expect("list").count(), 1, "no temp files left");
+        assert_eq!(cache.read(&name).expect("read"), b"\x89PNG\r\n\x1a\nfake");
+    }
+
+    #[test]
+    fn a_planted_symlink_is_not_followed() {
+        let dir = tempfile::tempdir().expect("dir");
+        let cache = MediaCache::new(dir.path().join("c"));
+        fs::create_dir(cache.dir()).expect("dir");
+        let secret = dir.path().join("secret.txt");
+        fs::write(&secret, "canary").expect("write");
+        let name = MediaName::new(&sha256_hex(b"x"), Format::Png).expect("name");
+        std::os::unix::fs::symlink(&secret, cache.dir().join(name.as_str())).expect("link");
+        assert!(cache.read(&name).is_err());
+    }
+}

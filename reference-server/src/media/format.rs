@@ -1,0 +1,94 @@
+//! Picture formats, decided by magic bytes — never by a declared mime type (SPEC 8.2, 11.2).
+
+/// A raster format the server knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// PNG.
+    Png,
+    /// JPEG.
+    Jpeg,
+    /// WebP.
+    Webp,
+    /// GIF (lifting only; never cached).
+    Gif,
+    /// BMP (lifting only; never cached).
+    Bmp,
+}
+
+impl Format {
+    /// The format of `bytes` by their first bytes, if it is one of the known ones.
+    pub fn sniff(bytes: &[u8]) -> Option<Format> {
+        if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+            Some(Format::Png)
+        } else if bytes.starts_with(b"\xFF\xD8\xFF") {
+            Some(Format::Jpeg)
+        } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+            Some(Format::Webp)
+        } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+            Some(Format::Gif)
+        } else if bytes.starts_with(b"BM") {
+            Some(Format::Bmp)
+        } else {
+            None
+        }
+    }
+
+    /// The formats the cache keeps and the page shows: PNG, JPEG, WebP.
+    pub fn is_cacheable(self) -> bool {
+        matches!(self, Format::Png | Format::Jpeg | Format::Webp)
+    }
+
+    /// The mime type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            Format::Png => "image/png",
+            Format::Jpeg => "image/jpeg",
+            Format::Webp => "image/webp",
+            Format::Gif => "image/gif",
+            Format::Bmp => "image/bmp",
+        }
+    }
+
+    /// The file extension of a cached picture.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Png => "png",
+            Format::Jpeg => "jpg",
+            Format::Webp => "webp",
+            Format::Gif => "gif",
+            Format::Bmp => "bmp",
+        }
+    }
+
+    /// The `image` crate's format, for reading dimensions.
+    pub fn image_format(self) -> image::ImageFormat {
+        match self {
+            Format::Png => image::ImageFormat::Png,
+            Format::Jpeg => image::ImageFormat::Jpeg,
+            Format::Webp => image::ImageFormat::WebP,
+            Format::Gif => image::ImageFormat::Gif,
+            Format::Bmp => image::ImageFormat::Bmp,
+        }
+    }
+
+    /// Width and height from the picture's header, without decoding its pixels.
+    pub fn dimensions(self, bytes: &[u8]) -> Result<(u32, u32), String> {
+        let reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), self.image_format());
+        reader.into_dimensions().map_err(|e| format!("the {} picture could not be read ({e})", self.extension()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_bytes_decide() {
+        assert_eq!(Format::sniff(b"\x89PNG\r\n\x1a\nrest"), Some(Format::Png));
+        assert_eq!(Format::sniff(b"\xFF\xD8\xFF\xE0"), Some(Format::Jpeg));
+        assert_eq!(Format::sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some(Format::Webp));
+        assert_eq!(Format::sniff(b"GIF89a"), Some(Format::Gif));
+        assert_eq!(Format::sniff(b"<svg xmlns="), None);
+        assert!(!Format::Gif.is_cacheable());
+    }
+}
