@@ -5,7 +5,7 @@
 use futures::future::BoxFuture;
 
 use crate::context::Ctx;
-use crate::scenario::ScenarioId;
+use crate::scenario::Scenario;
 
 /// How strong the clause is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -49,9 +49,11 @@ pub struct Case {
     /// One line saying what is checked.
     pub description: &'static str,
     /// The server configuration the case runs against.
-    pub scenario: ScenarioId,
+    pub scenario: Scenario,
     /// The check.
     pub check: CheckFn,
+    /// The broken server variants (fixtures/broken faults) this case is proven to fail against.
+    pub broken_by: &'static [&'static str],
 }
 
 impl Case {

@@ -2,20 +2,32 @@
 
 mod auth;
 mod chat;
+mod common;
+mod config;
 mod health;
+mod hub;
+mod lifting;
+mod references;
+mod result_text;
+mod tool_loop;
+mod tool_media_route;
+mod tool_pictures;
+mod vision;
 
 use crate::case::Case;
 
-/// Declares a case: `case!("id", "clause", Must|Should, Scenario, "description", check_fn)`.
+/// Declares a case:
+/// `case!("id", "clause", Must|Should, SCENARIO, "description", check_fn, broken_by: ["fault", …])`.
 macro_rules! case {
-    ($id:literal, $clause:literal, $level:ident, $scenario:ident, $description:literal, $check:path) => {
+    ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, [$($fault:literal),* $(,)?]) => {
         $crate::case::Case {
             id: $id,
             clause: $clause,
             level: $crate::case::Level::$level,
             description: $description,
-            scenario: $crate::scenario::ScenarioId::$scenario,
+            scenario: $scenario,
             check: |ctx| $crate::runner::boxed($check(ctx)),
+            broken_by: &[$($fault),*],
         }
     };
 }
@@ -23,9 +35,19 @@ pub(crate) use case;
 
 /// Every case, in SPEC section order.
 pub fn all() -> Vec<Case> {
-    let mut cases = Vec::new();
-    cases.extend(auth::cases());
-    cases.extend(health::cases());
-    cases.extend(chat::cases());
-    cases
+    [
+        config::cases(),
+        auth::cases(),
+        health::cases(),
+        chat::cases(),
+        hub::cases(),
+        tool_loop::cases(),
+        result_text::cases(),
+        tool_pictures::cases(),
+        tool_media_route::cases(),
+        references::cases(),
+        lifting::cases(),
+        vision::cases(),
+    ]
+    .concat()
 }

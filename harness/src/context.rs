@@ -1,8 +1,16 @@
-//! What a check gets: a client for the server under test and what the target knows about it.
+//! What a check gets: a client for the server under test, and what the harness itself set up and can
+//! observe from outside — the configuration folder (the picture cache is beside it), its own fixture MCP
+//! server's log, restarting the server, and starting server processes for configuration cases.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use fixtures::mcp_server::FixtureLog;
+use tokio::sync::Mutex;
+
+use crate::case::CheckError;
 use crate::http::Http;
+use crate::target::{Instance, Launch, Target};
 
 /// A check's view of the server.
 #[derive(Clone)]
@@ -11,4 +19,42 @@ pub struct Ctx {
     pub http: Http,
     /// The run configuration the harness wrote, when it started the server.
     pub config_path: Option<PathBuf>,
+    /// What the harness's fixture MCP server saw, when the scenario has one.
+    pub fixture_log: Option<FixtureLog>,
+    pub(crate) instance: Option<Arc<Mutex<Instance>>>,
+    pub(crate) target: Target,
+}
+
+impl Ctx {
+    /// The picture cache folder, `<config-stem>.tool-media/` beside the configuration.
+    pub fn cache_dir(&self) -> Result<PathBuf, CheckError> {
+        let path = self
+            .config_path
+            .as_ref()
+            .ok_or_else(|| CheckError::NotRun("the harness did not write this server's configuration".into()))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(path.with_file_name(format!("{stem}.tool-media")))
+    }
+
+    /// The fixture MCP server's log.
+    pub fn fixture(&self) -> Result<&FixtureLog, CheckError> {
+        self.fixture_log.as_ref().ok_or_else(|| CheckError::NotRun("the scenario has no fixture MCP server".into()))
+    }
+
+    /// Stops the server and starts it again on the same configuration folder; returns the new client.
+    pub async fn restart(&self) -> Result<Http, CheckError> {
+        let instance =
+            self.instance.as_ref().ok_or_else(|| CheckError::NotRun("this target cannot restart the server".into()))?;
+        let mut instance = instance.lock().await;
+        instance
+            .restart(&self.target)
+            .await
+            .map_err(|e| CheckError::Fail { expected: "the server starts again".into(), actual: e })?;
+        Ok(instance.http.fresh())
+    }
+
+    /// Starts a server process with `config` and reports how it ended.
+    pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, CheckError> {
+        self.target.launch(config).await.map_err(CheckError::NotRun)
+    }
 }

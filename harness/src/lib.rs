@@ -11,11 +11,14 @@
 //! - [`target`]: where servers come from — embedded, spawn, url.
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
 //! - [`http`] / [`sse`]: the harness's own client and stream reader (raw paths, transcripts).
-//! - [`report`]: terminal, JSON and JUnit reports.
+//! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
+//! - [`context`]: what a check sees — the client, the configuration folder, the fixture's log,
+//!   restarting the server, launching server processes.
 //!
 //! **Architecture invariant:** verdicts come from the wire alone. The harness starts the reference
 //! server (embedded target) but never reads its internals to decide anything.
 
+pub mod baseline;
 pub mod case;
 pub mod cases;
 pub mod context;

@@ -166,3 +166,19 @@ pub fn junit(verdicts: &[Verdict]) -> String {
 fn xml(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
+
+/// The baseline comparison in a few lines.
+pub fn baseline_summary(comparison: &crate::baseline::Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "baseline: {} expected failures", comparison.expected_failures.len());
+    if !comparison.new_failures.is_empty() {
+        let _ = writeln!(out, "baseline: NEW failures: {}", comparison.new_failures.join(", "));
+    }
+    if !comparison.stale.is_empty() {
+        let _ = writeln!(out, "baseline: STALE entries (these pass now; remove them): {}", comparison.stale.join(", "));
+    }
+    if !comparison.unknown.is_empty() {
+        let _ = writeln!(out, "baseline: entries that name no case that ran: {}", comparison.unknown.join(", "));
+    }
+    out
+}

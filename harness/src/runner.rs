@@ -1,16 +1,17 @@
-//! Running cases: one server per scenario (or per case, where cases consume scripts), each case in its
-//! own task so a panic or an error is a failing verdict under that case's id, never the end of the run.
+//! Running cases: one server per scenario (or per case, for scenarios that consume scripts), each case
+//! in its own task so a panic or an error is a failing verdict under that case's id, never the end of
+//! the run.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
+use tokio::sync::Mutex;
 
 use crate::case::{Case, CheckError, Level};
 use crate::context::Ctx;
-use crate::http::Exchange;
-use crate::scenario::ScenarioId;
-use crate::target::{Instance, StartError, Target};
+use crate::http::{Exchange, Http};
+use crate::target::{StartError, Target};
 
 /// How long one case may take.
 const CASE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -41,7 +42,7 @@ pub struct Verdict {
     /// What the case checks.
     pub description: &'static str,
     /// The scenario it ran in.
-    pub scenario: ScenarioId,
+    pub scenario: &'static str,
     /// The outcome.
     pub outcome: Outcome,
     /// What was expected (on failure).
@@ -54,45 +55,71 @@ pub struct Verdict {
     pub ms: u64,
 }
 
-/// Runs `cases` against `target`, calling `progress` after each verdict.
+/// Runs `cases` against `target`, calling `progress` after each verdict. Scenarios run in order of
+/// first appearance; within a scenario, cases in their order.
 pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
-    let mut by_scenario: BTreeMap<ScenarioId, Vec<Case>> = BTreeMap::new();
+    let mut groups: Vec<Vec<Case>> = Vec::new();
     for case in cases {
-        by_scenario.entry(case.scenario).or_default().push(*case);
+        match groups.iter_mut().find(|g| g[0].scenario.name == case.scenario.name && !case.scenario.fresh) {
+            Some(group) => group.push(*case),
+            None => groups.push(vec![*case]),
+        }
     }
     let mut verdicts = Vec::new();
-    for (scenario, cases) in by_scenario {
-        if scenario.fresh_per_case() {
-            for case in cases {
-                let verdict = with_instance(target, scenario, &[case]).await;
-                verdict.iter().for_each(&mut progress);
-                verdicts.extend(verdict);
-            }
-        } else {
-            let found = with_instance(target, scenario, &cases).await;
-            found.iter().for_each(&mut progress);
-            verdicts.extend(found);
+    for group in groups {
+        for verdict in with_instance(target, &group).await {
+            progress(&verdict);
+            verdicts.push(verdict);
         }
     }
     verdicts
 }
 
-async fn with_instance(target: &Target, scenario: ScenarioId, cases: &[Case]) -> Vec<Verdict> {
-    let instance = match target.start(scenario).await {
+async fn with_instance(target: &Target, cases: &[Case]) -> Vec<Verdict> {
+    let scenario = cases[0].scenario;
+    if !scenario.server {
+        let ctx = Ctx {
+            http: Http::new("http://127.0.0.1:1", None),
+            config_path: None,
+            fixture_log: None,
+            instance: None,
+            target: target.clone(),
+        };
+        let mut verdicts = Vec::new();
+        for case in cases {
+            verdicts.push(run_case(case, ctx.clone()).await);
+        }
+        return verdicts;
+    }
+    let instance = match target.start(&scenario).await {
         Ok(instance) => instance,
         Err(StartError::Unsupported(why)) => {
             return cases.iter().map(|c| unstarted(c, Outcome::NotRun, why.clone())).collect();
         }
         Err(StartError::Failed(why)) => {
-            let why = format!("the server for scenario '{}' did not start: {why}", scenario.name());
+            let why = format!("the server for scenario '{}' did not start: {why}", scenario.name);
             return cases.iter().map(|c| unstarted(c, failing(c.level), why.clone())).collect();
         }
     };
+    let restartable = !matches!(target, Target::Url { .. });
+    let ctx_base = (instance.http.clone(), instance.config_path.clone(), instance.fixture_log.clone());
+    let shared = Arc::new(Mutex::new(instance));
     let mut verdicts = Vec::new();
     for case in cases {
-        verdicts.push(run_case(case, &instance).await);
+        let http = shared.lock().await.http.fresh();
+        let ctx = Ctx {
+            http,
+            config_path: ctx_base.1.clone(),
+            fixture_log: ctx_base.2.clone(),
+            instance: restartable.then(|| Arc::clone(&shared)),
+            target: target.clone(),
+        };
+        verdicts.push(run_case(case, ctx).await);
     }
-    instance.stop().await;
+    drop(ctx_base);
+    if let Ok(instance) = Arc::try_unwrap(shared) {
+        instance.into_inner().stop().await;
+    }
     verdicts
 }
 
@@ -109,7 +136,7 @@ fn unstarted(case: &Case, outcome: Outcome, why: String) -> Verdict {
         clause: case.clause,
         level: case.level,
         description: case.description,
-        scenario: case.scenario,
+        scenario: case.scenario.name,
         outcome,
         expected: None,
         actual: Some(why),
@@ -119,8 +146,7 @@ fn unstarted(case: &Case, outcome: Outcome, why: String) -> Verdict {
 }
 
 /// Runs one case in its own task; a panic, an error or a timeout is its failure.
-pub async fn run_case(case: &Case, instance: &Instance) -> Verdict {
-    let ctx = Ctx { http: instance.http.fresh(), config_path: instance.config_path.clone() };
+async fn run_case(case: &Case, ctx: Ctx) -> Verdict {
     let http = ctx.http.clone();
     let started = Instant::now();
     let task = tokio::spawn((case.check)(ctx));
@@ -151,7 +177,7 @@ pub async fn run_case(case: &Case, instance: &Instance) -> Verdict {
         clause: case.clause,
         level: case.level,
         description: case.description,
-        scenario: case.scenario,
+        scenario: case.scenario.name,
         outcome,
         expected,
         actual,
@@ -160,7 +186,7 @@ pub async fn run_case(case: &Case, instance: &Instance) -> Verdict {
     }
 }
 
-/// Keeps the compiler honest that checks are boxed futures.
+/// Boxes a check's future (what the `case!` macro calls).
 pub fn boxed<F>(future: F) -> futures::future::BoxFuture<'static, crate::case::CheckResult>
 where
     F: std::future::Future<Output = crate::case::CheckResult> + Send + 'static,

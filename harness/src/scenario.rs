@@ -1,72 +1,115 @@
-//! Scenarios: the server configurations cases run against. Each is a run configuration (JSON),
-//! mock-engine scripts and an API key; the target turns one into a running server. Cases that chat
-//! consume scripts, so their scenarios get a fresh server for every case.
+//! Scenarios: the server configurations cases run against. A scenario builds a [`Setup`] — the run
+//! configuration, mock-engine scripts, the API key, whether the harness's fixture MCP server is wired
+//! in — and the target turns it into a running server. Cases that chat consume scripts, so their
+//! scenarios are `fresh`: a new server for every case.
 
 use serde_json::{Value, json};
 
-/// The key the harness gives servers it starts.
+/// The key the harness gives servers that need one.
 pub const HARNESS_KEY: &str = "mediacheck-key-0123456789";
+/// The name the fixture MCP server gets in `mcp_servers`, so its tools are `fake__<tool>`.
+pub const FIXTURE_SERVER: &str = "fake";
 
-/// Every scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ScenarioId {
-    /// No key, default script: health and a plain chat.
-    Basic,
-    /// An API key is required.
-    Keyed,
+/// A named way to configure a server.
+#[derive(Clone, Copy)]
+pub struct Scenario {
+    /// A short name for reports; cases with the same name share a server unless `fresh`.
+    pub name: &'static str,
+    /// Builds the setup.
+    pub build: fn() -> Setup,
+    /// A new server for every case.
+    pub fresh: bool,
+    /// Its cases can run against any server (the `url` target).
+    pub portable: bool,
+    /// The harness starts a server for it (configuration cases start their own processes instead).
+    pub server: bool,
 }
 
-/// What a target needs to start a scenario's server.
+/// What a target needs to start a server.
 #[derive(Debug, Clone)]
-pub struct ScenarioSpec {
-    /// The run configuration.
+pub struct Setup {
+    /// The run configuration (`mcp_servers.fake` is added when `fixture` is set).
     pub config: Value,
-    /// Mock-engine scripts (one per engine pass, the last repeating).
+    /// Mock-engine scripts, one per engine pass, the last repeating.
     pub scripts: Vec<String>,
-    /// The key the server requires, when any.
+    /// The key the server requires.
     pub api_key: Option<String>,
+    /// Wire in the harness's own fixture MCP server.
+    pub fixture: bool,
+    /// Put a file where the picture cache folder should be, so it cannot be written.
+    pub block_cache: bool,
 }
 
-impl ScenarioId {
-    /// Every scenario, in the order they run.
-    pub const ALL: [ScenarioId; 2] = [ScenarioId::Basic, ScenarioId::Keyed];
-
-    /// A short name for reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ScenarioId::Basic => "basic",
-            ScenarioId::Keyed => "keyed",
+impl Setup {
+    /// No key, the mock engine's default script.
+    pub fn plain() -> Self {
+        Setup {
+            config: json!({}),
+            scripts: vec!["Thinking about it.</think>\n\nHello from the mock engine.".into()],
+            api_key: None,
+            fixture: false,
+            block_cache: false,
         }
     }
 
-    /// Whether each case needs its own server (it consumes scripts or changes state).
-    pub fn fresh_per_case(self) -> bool {
-        matches!(self, ScenarioId::Basic)
+    /// An API key is required.
+    pub fn keyed() -> Self {
+        Setup { config: json!({"api_key": HARNESS_KEY}), api_key: Some(HARNESS_KEY.into()), ..Setup::plain() }
     }
 
-    /// The configuration to start.
-    pub fn spec(self) -> ScenarioSpec {
-        match self {
-            ScenarioId::Basic => ScenarioSpec {
-                config: json!({}),
-                scripts: vec!["Thinking about it.</think>\n\nHello from the mock engine.".into()],
-                api_key: None,
-            },
-            ScenarioId::Keyed => ScenarioSpec {
-                config: json!({"api_key": HARNESS_KEY}),
-                scripts: vec!["</think>\n\nok".into()],
-                api_key: Some(HARNESS_KEY.into()),
-            },
+    /// The fixture MCP server wired in, with `mcp.image_results` set when `Some`.
+    pub fn mcp(image_results: Option<bool>) -> Self {
+        let mut setup = Setup { fixture: true, ..Setup::plain() };
+        if let Some(on) = image_results {
+            setup.config["mcp"] = json!({"image_results": on});
         }
+        setup
     }
 
-    /// Whether the scenario's cases can run against a server the harness did not start, and if not why.
-    pub fn on_foreign_server(self, has_key: bool) -> Result<(), String> {
-        match self {
-            ScenarioId::Basic => Ok(()),
-            ScenarioId::Keyed if has_key => Ok(()),
-            ScenarioId::Keyed => Err("needs a server with an API key: pass --api-key".into()),
-        }
+    /// With a vision encoder (the geometry backend).
+    pub fn vision(mut self) -> Self {
+        self.config["vision"] = json!({"backend": "geometry"});
+        self
     }
+
+    /// With these scripts.
+    pub fn scripts(mut self, scripts: Vec<String>) -> Self {
+        self.scripts = scripts;
+        self
+    }
+
+    /// With `config.<block>.<key> = value`.
+    pub fn set(mut self, block: &str, key: &str, value: Value) -> Self {
+        if !self.config[block].is_object() {
+            self.config[block] = json!({});
+        }
+        self.config[block][key] = value;
+        self
+    }
+
+    /// With the API key required.
+    pub fn with_key(mut self) -> Self {
+        self.config["api_key"] = json!(HARNESS_KEY);
+        self.api_key = Some(HARNESS_KEY.into());
+        self
+    }
+
+    /// With a cache that cannot be written.
+    pub fn blocked_cache(mut self) -> Self {
+        self.block_cache = true;
+        self
+    }
+}
+
+/// No key, default script, a fresh server per case.
+pub const BASIC: Scenario = Scenario { name: "basic", build: Setup::plain, fresh: true, portable: true, server: true };
+/// A key is required; cases share the server.
+pub const KEYED: Scenario = Scenario { name: "keyed", build: Setup::keyed, fresh: false, portable: true, server: true };
+/// No server is started for the case; it launches processes itself (configuration cases).
+pub const LAUNCHES: Scenario =
+    Scenario { name: "launches", build: Setup::plain, fresh: false, portable: false, server: false };
+
+/// A scenario of its own for one case: the fixture MCP server, a fresh server per case.
+pub const fn own(name: &'static str, build: fn() -> Setup) -> Scenario {
+    Scenario { name, build, fresh: true, portable: false, server: true }
 }

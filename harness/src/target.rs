@@ -1,22 +1,29 @@
 //! Targets: where the server under test comes from. `embedded` starts the reference server in this
 //! process; `spawn` starts any server from a command template; `url` uses one already running (cases
-//! needing another configuration are not run, with the reason).
+//! needing another configuration are not run, with the reason). A target also starts servers as
+//! processes for the configuration cases, which watch exit codes and stderr.
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use fixtures::http::{HttpFixture, serve_http};
+use fixtures::mcp_server::{FixtureLog, FixtureOptions};
 use reference_server::config::{Overrides, RunConfig};
-use tokio::io::AsyncBufReadExt;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 
 use crate::http::Http;
-use crate::scenario::ScenarioId;
+use crate::scenario::{FIXTURE_SERVER, Scenario, Setup};
 
 /// Where servers come from.
 #[derive(Debug, Clone)]
 pub enum Target {
-    /// The reference server, in-process, on loopback port 0.
-    Embedded,
+    /// The reference server, in-process, on loopback port 0. `launcher` is the `mediacheck` binary,
+    /// used to start the same server as a process for the configuration cases.
+    Embedded {
+        /// `mediacheck` (its hidden `serve-reference` subcommand is the reference server's CLI).
+        launcher: Option<PathBuf>,
+    },
     /// A command template with `{config}`, `{port}` and `{scripts}` placeholders.
     Spawn {
         /// The template, split on whitespace.
@@ -31,33 +38,25 @@ pub enum Target {
     },
 }
 
-/// A running server for one scenario.
+/// A running server for one scenario, with what the harness set up around it.
 pub struct Instance {
     /// A client for it.
     pub http: Http,
-    /// The run configuration file, when the harness wrote it (its folder holds the picture cache).
+    /// The run configuration the harness wrote (the picture cache lives beside it).
     pub config_path: Option<PathBuf>,
-    guard: Guard,
+    /// What the harness's fixture MCP server saw.
+    pub fixture_log: Option<FixtureLog>,
+    setup: Setup,
+    server: Server,
+    _fixture: Option<HttpFixture>,
+    _dir: Option<tempfile::TempDir>,
 }
 
-enum Guard {
-    Embedded { server: reference_server::RunningServer, _dir: tempfile::TempDir },
-    Spawned { child: tokio::process::Child, _dir: tempfile::TempDir },
+enum Server {
+    Embedded(reference_server::RunningServer),
+    Spawned(tokio::process::Child),
     Foreign,
-}
-
-impl Instance {
-    /// Stops what the harness started.
-    pub async fn stop(self) {
-        match self.guard {
-            Guard::Embedded { server, .. } => server.stop().await,
-            Guard::Spawned { mut child, .. } => {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-            }
-            Guard::Foreign => {}
-        }
-    }
+    Stopped,
 }
 
 /// Why a scenario has no server.
@@ -69,79 +68,220 @@ pub enum StartError {
     Failed(String),
 }
 
-impl Target {
-    /// Starts (or, for `url`, reuses) a server for `scenario`.
-    pub async fn start(&self, scenario: ScenarioId) -> Result<Instance, StartError> {
-        match self {
-            Target::Url { base, api_key } => {
-                scenario.on_foreign_server(api_key.is_some()).map_err(StartError::Unsupported)?;
-                Ok(Instance { http: Http::new(base, api_key.clone()), config_path: None, guard: Guard::Foreign })
-            }
-            Target::Embedded => start_embedded(scenario).await.map_err(StartError::Failed),
-            Target::Spawn { template } => start_spawned(template, scenario).await.map_err(StartError::Failed),
-        }
-    }
+/// How a launched process ended.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Its exit code; `None` when it was still running (and was stopped) after it became ready.
+    pub code: Option<i32>,
+    /// Its first stdout line.
+    pub first_line: String,
+    /// All it wrote to stderr.
+    pub stderr: String,
+}
 
+impl Target {
     /// A short description for the report header.
     pub fn describe(&self) -> String {
         match self {
-            Target::Embedded => "embedded reference server".into(),
+            Target::Embedded { .. } => "embedded reference server".into(),
             Target::Spawn { template } => format!("spawn: {template}"),
             Target::Url { base, .. } => format!("url: {base}"),
         }
     }
-}
 
-fn write_config(scenario: ScenarioId) -> Result<(tempfile::TempDir, PathBuf), String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("failed to make a temp folder: {e}"))?;
-    let path = dir.path().join(format!("{}.json", scenario.name()));
-    let spec = scenario.spec();
-    std::fs::write(&path, spec.config.to_string()).map_err(|e| format!("failed to write the configuration: {e}"))?;
-    Ok((dir, path))
-}
-
-async fn start_embedded(scenario: ScenarioId) -> Result<Instance, String> {
-    let (dir, path) = write_config(scenario)?;
-    let spec = scenario.spec();
-    let overrides =
-        Overrides { host: Some("127.0.0.1".into()), port: Some(0), scripts: spec.scripts, ..Overrides::default() };
-    let loaded = RunConfig::load(&path, &overrides).map_err(|e| e.to_string())?;
-    let server = reference_server::start(loaded.config).await.map_err(|e| format!("failed to start: {e}"))?;
-    let http = Http::new(&server.url(), spec.api_key);
-    Ok(Instance { http, config_path: Some(path), guard: Guard::Embedded { server, _dir: dir } })
-}
-
-async fn start_spawned(template: &str, scenario: ScenarioId) -> Result<Instance, String> {
-    let (dir, path) = write_config(scenario)?;
-    let spec = scenario.spec();
-    let port = free_port()?;
-    let mut argv: Vec<String> = Vec::new();
-    for token in template.split_whitespace() {
-        if token == "{scripts}" {
-            for script in &spec.scripts {
-                argv.push("--script".into());
-                argv.push(script.clone());
+    /// Starts (or, for `url`, reuses) a server for `scenario`.
+    pub async fn start(&self, scenario: &Scenario) -> Result<Instance, StartError> {
+        let setup = (scenario.build)();
+        if let Target::Url { base, api_key } = self {
+            if !scenario.portable {
+                return Err(StartError::Unsupported(format!(
+                    "needs a server configured for scenario '{}' (use the embedded or spawn target)",
+                    scenario.name
+                )));
             }
-            continue;
+            if setup.api_key.is_some() && api_key.is_none() {
+                return Err(StartError::Unsupported("needs a server with an API key: pass --api-key".into()));
+            }
+            let http = Http::new(base, api_key.clone());
+            return Ok(Instance {
+                http,
+                config_path: None,
+                fixture_log: None,
+                setup,
+                server: Server::Foreign,
+                _fixture: None,
+                _dir: None,
+            });
         }
-        argv.push(token.replace("{config}", &path.display().to_string()).replace("{port}", &port.to_string()));
+        let dir = tempfile::tempdir().map_err(|e| StartError::Failed(format!("no temp folder: {e}")))?;
+        let mut config = setup.config.clone();
+        let (fixture, fixture_log) = if setup.fixture {
+            let log = FixtureLog::default();
+            let options = FixtureOptions { log: log.clone(), ..FixtureOptions::default() };
+            let fixture =
+                serve_http(options, 0, None).await.map_err(|e| StartError::Failed(format!("fixture: {e}")))?;
+            config["mcp_servers"] = serde_json::json!({FIXTURE_SERVER: {"url": fixture.url}});
+            (Some(fixture), Some(log))
+        } else {
+            (None, None)
+        };
+        let path = dir.path().join(format!("{}.json", scenario.name));
+        std::fs::write(&path, config.to_string()).map_err(|e| StartError::Failed(e.to_string()))?;
+        if setup.block_cache {
+            let blocker = dir.path().join(format!("{}.tool-media", scenario.name));
+            std::fs::write(blocker, "not a folder").map_err(|e| StartError::Failed(e.to_string()))?;
+        }
+        let mut instance = Instance {
+            http: Http::new("http://127.0.0.1:1", setup.api_key.clone()),
+            config_path: Some(path),
+            fixture_log,
+            setup,
+            server: Server::Stopped,
+            _fixture: fixture,
+            _dir: Some(dir),
+        };
+        instance.boot(self).await.map_err(StartError::Failed)?;
+        Ok(instance)
     }
-    let (program, args) = argv.split_first().ok_or("the spawn template is empty")?;
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("could not start '{program}': {e}"))?;
-    let base = format!("http://127.0.0.1:{port}");
-    let http = Http::new(&base, spec.api_key);
+
+    /// Starts a server process for `config` (written to a temp folder) and reports how it ended:
+    /// its exit code, or `None` once it printed its ready line and answered `/health` (it is then stopped).
+    pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, String> {
+        let template = match self {
+            Target::Embedded { launcher: Some(exe) } => {
+                format!("{} serve-reference --config {{config}} --port {{port}}", exe.display())
+            }
+            Target::Embedded { launcher: None } => return Err("no mediacheck binary to start servers with".into()),
+            Target::Spawn { template } => template.clone(),
+            Target::Url { .. } => return Err("the url target cannot start servers".into()),
+        };
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let path = dir.path().join("launch.json");
+        std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
+        let port = free_port()?;
+        let argv = expand(&template, &path, port, &[]);
+        let (program, args) = argv.split_first().ok_or("the template is empty")?;
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("could not start '{program}': {e}"))?;
+        let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut stderr_pipe = child.stderr.take().ok_or("no stderr")?;
+        let stderr_task = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = stderr_pipe.read_to_string(&mut text).await;
+            text
+        });
+        let mut first_line = String::new();
+        let read = tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut first_line)).await;
+        let code = if read.is_ok_and(|r| r.is_ok_and(|n| n > 0)) {
+            let http = Http::new(&format!("http://127.0.0.1:{port}"), None);
+            let mut code = None;
+            for _ in 0..200 {
+                if let Ok(Some(status)) = child.try_wait() {
+                    code = status.code();
+                    break;
+                }
+                if http.get("/health").without_key().send().await.is_ok_and(|r| r.status == 200) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            code
+        } else {
+            match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
+                Ok(Ok(status)) => status.code(),
+                _ => {
+                    let _ = child.start_kill();
+                    return Ok(Launch {
+                        code: None,
+                        first_line: String::new(),
+                        stderr: "(it neither printed a ready line nor exited within 30 s)".into(),
+                    });
+                }
+            }
+        };
+        let stderr = tokio::time::timeout(Duration::from_secs(5), stderr_task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        Ok(Launch { code, first_line: first_line.trim_end().to_string(), stderr })
+    }
+}
+
+impl Instance {
+    /// Starts the server for this instance's configuration (again, after a stop).
+    async fn boot(&mut self, target: &Target) -> Result<(), String> {
+        let path = self.config_path.clone().ok_or("no configuration to start")?;
+        match target {
+            Target::Embedded { .. } => {
+                let overrides = Overrides {
+                    host: Some("127.0.0.1".into()),
+                    port: Some(0),
+                    scripts: self.setup.scripts.clone(),
+                    ..Overrides::default()
+                };
+                let loaded = RunConfig::load(&path, &overrides).map_err(|e| e.to_string())?;
+                let server =
+                    reference_server::start(loaded.config).await.map_err(|e| format!("failed to start: {e}"))?;
+                self.http = Http::new(&server.url(), self.setup.api_key.clone());
+                self.server = Server::Embedded(server);
+            }
+            Target::Spawn { template } => {
+                let port = free_port()?;
+                let argv = expand(template, &path, port, &self.setup.scripts);
+                let (program, args) = argv.split_first().ok_or("the spawn template is empty")?;
+                let mut child = tokio::process::Command::new(program)
+                    .args(args)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .map_err(|e| format!("could not start '{program}': {e}"))?;
+                let http = Http::new(&format!("http://127.0.0.1:{port}"), self.setup.api_key.clone());
+                wait_for_health(&http, &mut child).await?;
+                self.http = http;
+                self.server = Server::Spawned(child);
+            }
+            Target::Url { .. } => return Err("the url target cannot start servers".into()),
+        }
+        Ok(())
+    }
+
+    /// Stops the server and starts it again on the same configuration folder (its cache included).
+    pub async fn restart(&mut self, target: &Target) -> Result<(), String> {
+        self.stop_server().await;
+        self.boot(target).await
+    }
+
+    async fn stop_server(&mut self) {
+        match std::mem::replace(&mut self.server, Server::Stopped) {
+            Server::Embedded(server) => server.stop().await,
+            Server::Spawned(mut child) => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+            Server::Foreign | Server::Stopped => {}
+        }
+    }
+
+    /// Stops what the harness started.
+    pub async fn stop(mut self) {
+        self.stop_server().await;
+    }
+}
+
+async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Result<(), String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(reply) = http.get("/health").without_key().send().await
-            && reply.status == 200
-        {
-            break;
+        if http.get("/health").without_key().send().await.is_ok_and(|r| r.status == 200) {
+            return Ok(());
         }
         if let Ok(Some(status)) = child.try_wait() {
             let mut last = String::new();
@@ -156,9 +296,24 @@ async fn start_spawned(template: &str, scenario: ScenarioId) -> Result<Instance,
         if tokio::time::Instant::now() > deadline {
             return Err("the server did not answer /health within 60 s".into());
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    Ok(Instance { http, config_path: Some(path), guard: Guard::Spawned { child, _dir: dir } })
+}
+
+/// The template's words with `{config}`, `{port}` filled in and `{scripts}` as repeated `--script S`.
+fn expand(template: &str, config: &std::path::Path, port: u16, scripts: &[String]) -> Vec<String> {
+    let mut argv = Vec::new();
+    for word in template.split_whitespace() {
+        if word == "{scripts}" {
+            for script in scripts {
+                argv.push("--script".to_string());
+                argv.push(script.clone());
+            }
+            continue;
+        }
+        argv.push(word.replace("{config}", &config.display().to_string()).replace("{port}", &port.to_string()));
+    }
+    argv
 }
 
 fn free_port() -> Result<u16, String> {

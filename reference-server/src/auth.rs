@@ -6,12 +6,13 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
+use crate::faults::Fault;
 use crate::routes::paths;
 use crate::state::AppState;
 
@@ -87,18 +88,34 @@ pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Ne
 fn check(state: &AppState, request: &Request) -> Result<(), ApiError> {
     let headers = request.headers();
     let path = request.uri().path();
+    let faults = state.faults();
+    if faults.has(Fault::AuthOff) {
+        return Ok(());
+    }
     let Some(key) = &state.config.api_key else {
-        host_allowed(state, headers)?;
+        if !faults.has(Fault::HostCheckOff) {
+            host_allowed(state, headers)?;
+        }
         if request.method() == Method::POST && path.starts_with("/v1/") {
             origin_allowed(state, headers)?;
         }
         return Ok(());
     };
-    if is_public(request.method(), path) {
+    let public = is_public(request.method(), path)
+        && !(faults.has(Fault::HealthNeedsKey) && paths::HEALTH_ROUTES.contains(&path));
+    if public || (faults.has(Fault::MediaPublic) && path.starts_with(paths::TOOL_MEDIA_PREFIX)) {
         return Ok(());
     }
-    match presented_key(headers) {
+    let presented = if faults.has(Fault::BearerOnly) {
+        presented_key(headers).filter(|_| headers.contains_key(header::AUTHORIZATION))
+    } else {
+        presented_key(headers)
+    };
+    match presented {
         Some(presented) if key.matches(presented) => Ok(()),
+        _ if faults.has(Fault::AuthBody) => {
+            Err(ApiError::new(StatusCode::UNAUTHORIZED, "authentication_error", "unauthorized"))
+        }
         _ => Err(ApiError::unauthorized()),
     }
 }
@@ -169,6 +186,9 @@ fn foreign_origin(origin: &str) -> ApiError {
 /// The own-page rule (SPEC 2.7, strata-wire C-B4b): JSON only (415), and an Origin, when present, must
 /// be the request's own Host or a trusted origin (403). `what` names what is being protected.
 pub fn own_page_only(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiError> {
+    if state.faults().has(Fault::OwnPageOff) {
+        return Ok(());
+    }
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

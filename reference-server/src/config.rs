@@ -12,6 +12,7 @@ pub use mcp_servers::{McpServerSpec, McpTransportSpec, servers_from_file};
 pub use values::ConfigError;
 
 use crate::auth::ApiKey;
+use crate::faults::{Fault, Faults};
 
 /// Settings that come from the command line and win over the file (SPEC 1.2).
 #[derive(Debug, Clone, Default)]
@@ -30,6 +31,8 @@ pub struct Overrides {
     pub scripts: Vec<String>,
     /// `--mcp-config FILE`.
     pub mcp_config: Option<PathBuf>,
+    /// Deliberate faults (fixtures/broken only; see [`crate::faults`]).
+    pub faults: Faults,
 }
 
 /// Why the server refuses to start. Each renders as one line; the binary exits with code 2.
@@ -159,6 +162,8 @@ pub struct RunConfig {
     pub mcp_servers: Vec<McpServerSpec>,
     /// The vision encoder, when configured.
     pub vision: Option<VisionSettings>,
+    /// Deliberate faults; always empty outside fixtures/broken.
+    pub faults: Faults,
 }
 
 /// A configuration and the warnings (unknown keys) found while reading it.
@@ -217,7 +222,10 @@ impl RunConfig {
             None => 8095,
         };
         let port = overrides.port.unwrap_or(port);
-        let api_key = api_key_from(overrides, top.get("api_key"))?;
+        let api_key = match api_key_from(overrides, top.get("api_key")) {
+            Err(StartupError::EmptyApiKey) if overrides.faults.has(Fault::EmptyKeyOk) => None,
+            other => other?,
+        };
         let mut allowed_hosts = match top.get("allowed_hosts") {
             Some(v) => values::string_list("allowed_hosts", v)?,
             None => Vec::new(),
@@ -237,7 +245,10 @@ impl RunConfig {
         if !overrides.scripts.is_empty() {
             engine.scripts = overrides.scripts.clone();
         }
-        let mcp = mcp_settings_from(top.get("mcp"), &mut warnings)?;
+        let mcp = match mcp_settings_from(top.get("mcp"), &mut warnings) {
+            Err(_) if overrides.faults.has(Fault::ConfigLenient) => McpSettings::defaults(),
+            other => other?,
+        };
         let mut mcp_servers = mcp_servers::servers_from_config(top)?;
         if let Some(file) = &overrides.mcp_config {
             mcp_servers::merge(&mut mcp_servers, servers_from_file(file)?);
@@ -256,6 +267,7 @@ impl RunConfig {
             mcp,
             mcp_servers,
             vision,
+            faults: overrides.faults,
         };
         Ok(Loaded { config, warnings })
     }

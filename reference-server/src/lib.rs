@@ -22,6 +22,9 @@
 //! - [`lift`]: pictures a client hands back as base64 in tool text, found in one skip scan.
 //! - [`vision`]: the vision path — the shared grid geometry and the preparation backends.
 //! - [`error`]: the one JSON error type; [`body`]: reading JSON bodies within the size cap.
+//! - [`cli`]: the command line the binary and process-starting tools share.
+//! - [`faults`]: deliberate faults for `fixtures/broken`, inert unless built with the `faults` feature
+//!   and set in code.
 //!
 //! **Architecture invariant:** nothing here knows about the harness; the harness knows this crate
 //! only as something to start.
@@ -29,9 +32,11 @@
 pub mod auth;
 pub mod body;
 pub mod chat;
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod faults;
 pub mod lift;
 pub mod mcp;
 pub mod media;

@@ -58,8 +58,22 @@ pub enum Piece {
     Picture(LiftedPicture),
 }
 
+/// How lifting behaves: the rules of SPEC §11, or (fixtures/broken only) deliberately wrong ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// Lift any long run, picture or not (the `lift-anything` fault).
+    pub any_base64: bool,
+    /// Leave a different note (the `lift-note` fault).
+    pub odd_note: bool,
+}
+
 /// Lifts pictures out of `text`. `None` when there is none: the caller keeps the text as it is.
 pub fn lift(text: &str) -> Option<Vec<Piece>> {
+    lift_with(text, Rules::default())
+}
+
+/// [`lift`] with explicit rules.
+pub fn lift_with(text: &str, rules: Rules) -> Option<Vec<Piece>> {
     let bytes = text.as_bytes();
     let mut found: Vec<(usize, usize, LiftedPicture)> = Vec::new();
     let mut start = 0;
@@ -81,7 +95,7 @@ pub fn lift(text: &str) -> Option<Vec<Piece>> {
         while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
             padded += 1;
         }
-        if let Some(picture) = picture(&bytes[start..padded]) {
+        if let Some(picture) = picture(&bytes[start..padded], rules.any_base64) {
             found.push((prefix_start(bytes, start), padded, picture));
         }
         start = padded;
@@ -94,7 +108,11 @@ pub fn lift(text: &str) -> Option<Vec<Piece>> {
     let mut at = 0;
     for (from, to, picture) in found {
         text_so_far.push_str(&text[at..from]);
-        text_so_far.push_str(&note(&picture));
+        if rules.odd_note {
+            text_so_far.push_str(&format!("[picture: {}]", picture.format.mime()));
+        } else {
+            text_so_far.push_str(&note(&picture));
+        }
         pieces.push(Piece::Text(std::mem::take(&mut text_so_far)));
         pieces.push(Piece::Picture(picture));
         at = to;
@@ -108,13 +126,17 @@ pub fn note(picture: &LiftedPicture) -> String {
     format!("[image ({}, {} bytes)]", picture.format.mime(), thousands(picture.bytes.len()))
 }
 
-fn picture(run: &[u8]) -> Option<LiftedPicture> {
+fn picture(run: &[u8], any_base64: bool) -> Option<LiftedPicture> {
     let unpadded = run.iter().take_while(|&&b| b != b'=').count();
     if unpadded % 4 == 1 || unpadded / 4 * 3 > MAX_PICTURE_BYTES {
         return None;
     }
     let head = general_purpose::STANDARD_NO_PAD.decode(&run[..16.min(unpadded) / 4 * 4]).ok()?;
-    let format = Format::sniff(&head)?;
+    let format = match Format::sniff(&head) {
+        Some(format) => format,
+        None if any_base64 => Format::Png,
+        None => return None,
+    };
     let bytes = DECODER.decode(run).ok()?;
     Some(LiftedPicture { bytes, format })
 }

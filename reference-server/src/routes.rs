@@ -8,11 +8,15 @@ mod status;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::middleware;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::auth;
 use crate::error::ApiError;
+use crate::faults::Fault;
 use crate::state::AppState;
 
 /// Route paths.
@@ -57,10 +61,16 @@ pub fn app(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-async fn not_found() -> ApiError {
-    ApiError::not_found()
+async fn not_found(State(state): State<Arc<AppState>>) -> Response {
+    if state.faults().has(Fault::PlainErrors) {
+        return (StatusCode::NOT_FOUND, "not found").into_response();
+    }
+    ApiError::not_found().into_response()
 }
 
-async fn method_not_allowed() -> ApiError {
-    ApiError::new(axum::http::StatusCode::METHOD_NOT_ALLOWED, "invalid_request_error", "method not allowed")
+async fn method_not_allowed(State(state): State<Arc<AppState>>) -> Response {
+    if state.faults().has(Fault::PlainErrors) {
+        return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed").into_response();
+    }
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "invalid_request_error", "method not allowed").into_response()
 }

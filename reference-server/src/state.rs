@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::RunConfig;
 use crate::engine::Engine;
+use crate::faults::{Fault, Faults};
 use crate::mcp::Hub;
 use crate::media::MediaCache;
 use crate::vision::VisionBackend;
@@ -27,6 +28,18 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Counters shown by `/v1/status`.
     pub activity: Arc<Activity>,
+}
+
+impl AppState {
+    /// Deliberate faults (always empty outside fixtures/broken).
+    pub fn faults(&self) -> Faults {
+        self.config.faults
+    }
+
+    /// Whether tool pictures are on (SPEC 8.1).
+    pub fn image_results(&self) -> bool {
+        self.config.mcp.image_results || self.faults().has(Fault::FeatureOffLeaks)
+    }
 }
 
 /// What the server is doing, for `/v1/status` (so a client can see that a closed stream stopped).

@@ -8,7 +8,8 @@ use base64::Engine;
 
 use super::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::error::ApiError;
-use crate::lift::{Piece, lift};
+use crate::faults::{Fault, Faults};
+use crate::lift::{Piece, Rules, lift_with};
 use crate::media::name::parse_reference;
 use crate::state::AppState;
 use crate::template;
@@ -44,13 +45,16 @@ pub fn prepare(
     tools: &[ToolSpec],
     max_tokens: Option<usize>,
 ) -> Result<Prepared, ApiError> {
+    let faults = state.faults();
+    let rules = Rules { any_base64: faults.has(Fault::LiftAnything), odd_note: faults.has(Fault::LiftNote) };
     let mut image_tokens = Vec::new();
     let mut prepared = Vec::with_capacity(messages.len());
     for message in messages {
         let mut parts = Vec::with_capacity(message.parts.len());
+        let lifts = message.role == Role::Tool || (faults.has(Fault::LiftUsers) && message.role == Role::User);
         for part in &message.parts {
             match part {
-                Part::Text(text) if message.role == Role::Tool => match lift(text) {
+                Part::Text(text) if lifts => match lift_with(text, rules) {
                     None => parts.push(part.clone()),
                     Some(pieces) => {
                         for piece in pieces {
@@ -71,8 +75,17 @@ pub fn prepare(
         }
         prepared.push(Message { parts, ..message.clone() });
     }
-    let ids = template::render(&prepared, tools, &image_tokens);
-    let max_new = fit(ids.len(), max_tokens, state.config.engine.max_context)?;
+    if faults.has(Fault::NoVisionPads) {
+        image_tokens.iter_mut().for_each(|t| *t = 1);
+    }
+    let mut ids = template::render(&prepared, tools, &image_tokens);
+    let max_new = match fit(ids.len(), max_tokens, state.config.engine.max_context) {
+        Err(_) if faults.has(Fault::TruncatePrompts) => {
+            ids.truncate(state.config.engine.max_context / 2);
+            1
+        }
+        other => other?,
+    };
     Ok(Prepared { ids: Arc::new(ids), max_new, pictures: image_tokens.len() })
 }
 
@@ -87,6 +100,9 @@ fn picture_part(state: &AppState, role: Role, source: &ImageSource, tokens: &mut
         Ok(input) => {
             tokens.push(input.tokens);
             Ok(Part::Image(source.clone()))
+        }
+        Err(Omit(reason)) if reason == MISSING_REASON && state.faults().has(Fault::RefsMissingFail) => {
+            Err(ApiError::bad_request(reason))
         }
         Err(Omit(reason)) if role == Role::Tool => {
             tracing::info!(%reason, "a picture a tool returned was left out of the prompt");
@@ -114,7 +130,7 @@ fn picture_bytes(state: &AppState, source: &ImageSource) -> Result<Arc<Vec<u8>>,
         let Ok(name) = reference else { return Err(Omit("the reference is malformed".to_string())) };
         let reason = if state.vision.is_none() {
             NO_ENCODER_REASON
-        } else if !state.config.mcp.image_results {
+        } else if !state.image_results() {
             SWITCHED_OFF_REASON
         } else if state.config.mcp_servers.is_empty() {
             NO_MCP_REASON
@@ -141,7 +157,10 @@ fn picture_bytes(state: &AppState, source: &ImageSource) -> Result<Arc<Vec<u8>>,
 
 /// Refuses malformed `strata-tool-media:` references and references outside tool messages before
 /// anything else is done with a request (SPEC 10.2).
-pub fn check_references(messages: &[Message]) -> Result<(), ApiError> {
+pub fn check_references(messages: &[Message], faults: Faults) -> Result<(), ApiError> {
+    if faults.has(Fault::RefsLenient) {
+        return Ok(());
+    }
     for message in messages {
         for part in &message.parts {
             let Part::Image(ImageSource::Url(url)) = part else { continue };

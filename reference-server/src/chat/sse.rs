@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
 use super::turn::TurnEvent;
+use crate::faults::{Fault, Faults};
 
 /// The fields every chunk of one answer shares.
 #[derive(Debug, Clone)]
@@ -51,12 +52,19 @@ struct Stream {
     head: ChunkHead,
     started: bool,
     ended: bool,
+    done: &'static [u8],
     _cancel_on_drop: DropGuard,
 }
 
 /// The streamed response for a running turn.
-pub fn response(events: mpsc::Receiver<TurnEvent>, head: ChunkHead, cancel_on_drop: DropGuard) -> Response {
-    let state = Stream { events, head, started: false, ended: false, _cancel_on_drop: cancel_on_drop };
+pub fn response(
+    events: mpsc::Receiver<TurnEvent>,
+    head: ChunkHead,
+    cancel_on_drop: DropGuard,
+    faults: Faults,
+) -> Response {
+    let done: &'static [u8] = if faults.has(Fault::NoDone) { b"" } else { b"data: [DONE]\n\n" };
+    let state = Stream { events, head, started: false, ended: false, done, _cancel_on_drop: cancel_on_drop };
     let body = futures::stream::unfold(state, |mut state| async move {
         let bytes = next(&mut state).await?;
         Some((Ok::<Bytes, Infallible>(bytes), state))
@@ -80,7 +88,7 @@ async fn next(state: &mut Stream) -> Option<Bytes> {
     let Some(event) = state.events.recv().await else {
         // The turn ended without a final chunk (it was cancelled): end the stream cleanly.
         state.ended = true;
-        return Some(Bytes::from_static(b"data: [DONE]\n\n"));
+        return Some(Bytes::from_static(state.done));
     };
     let head = &state.head;
     let bytes = match event {
@@ -104,13 +112,13 @@ async fn next(state: &mut Stream) -> Option<Bytes> {
             let mut chunk = head.chunk(json!({}), Some(finish_reason));
             chunk["usage"] = usage.json();
             let mut bytes = data(&chunk).to_vec();
-            bytes.extend_from_slice(b"data: [DONE]\n\n");
+            bytes.extend_from_slice(state.done);
             Bytes::from(bytes)
         }
         TurnEvent::Failed(error) => {
             state.ended = true;
             let mut bytes = data(&error.body()).to_vec();
-            bytes.extend_from_slice(b"data: [DONE]\n\n");
+            bytes.extend_from_slice(state.done);
             Bytes::from(bytes)
         }
     };

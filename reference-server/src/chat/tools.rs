@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -12,8 +13,12 @@ use tokio_util::sync::CancellationToken;
 use super::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use super::request::ChatRequest;
 use super::turn::{TurnEvent, WrittenCall};
+use crate::error::ApiError;
+use crate::faults::Fault;
 use crate::mcp::result_text::{cap, thousands};
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
+use crate::media::MediaName;
+use crate::media::cache::sha256_hex;
 use crate::media::parts::{ResultPart, result_parts};
 use crate::state::AppState;
 
@@ -127,6 +132,9 @@ impl McpRound<'_> {
             tokio::select! {
                 outcome = &mut call => return outcome,
                 _ = ticks.tick() => {
+                    if self.state.faults().has(Fault::NoKeepAlive) {
+                        continue;
+                    }
                     if self.events.send(TurnEvent::KeepAlive).await.is_err() {
                         self.cancel.cancel();
                     }
@@ -137,7 +145,17 @@ impl McpRound<'_> {
 
     /// Streams the result event and returns the tool message.
     async fn finish(&self, call: &WrittenCall, outcome: CallOutcome) -> Option<Message> {
-        let capped = cap(outcome.text, self.state.config.mcp.max_result_chars);
+        let faults = self.state.faults();
+        if !outcome.ok && faults.has(Fault::ErrorsFailRequest) {
+            let failed = ApiError::new(StatusCode::BAD_GATEWAY, "server_error", "the tool failed");
+            let _ = self.events.send(TurnEvent::Failed(failed)).await;
+            return None;
+        }
+        let text = if faults.has(Fault::PlaceholderText) { bare_placeholders(&outcome.text) } else { outcome.text };
+        let mut capped = cap(text, self.state.config.mcp.max_result_chars);
+        if capped.truncated && faults.has(Fault::NoTruncationNote) {
+            capped.text = capped.text.split("\n\n[... truncated").next().unwrap_or_default().to_string();
+        }
         tracing::info!(
             tool = %call.name,
             ok = outcome.ok,
@@ -155,14 +173,23 @@ impl McpRound<'_> {
             "truncated": capped.truncated,
             "ms": outcome.ms,
         });
-        let pictures = match (&outcome.result, self.state.config.mcp.image_results) {
-            (Some(result), true) => Some(result_parts(result)),
+        let pictures = match (&outcome.result, self.state.image_results()) {
+            (Some(result), true) => Some(result_parts(result, faults)),
             _ => None,
         };
+        if faults.has(Fault::EventShape)
+            && let Some(ok) = event.as_object_mut().and_then(|e| e.remove("ok"))
+        {
+            event["success"] = ok;
+        }
         let message = match pictures {
             None => Message { role: Role::Tool, parts: vec![Part::Text(capped.text)], tool_calls: Vec::new() },
             Some(parts) => {
-                let media = cache_pictures(self.state, &parts).await;
+                let Ok(media) = cache_pictures(self.state, &parts).await else {
+                    let failed = ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the cache failed");
+                    let _ = self.events.send(TurnEvent::Failed(failed)).await;
+                    return None;
+                };
                 if !media.is_empty() {
                     event["media"] = Value::Array(media);
                 }
@@ -189,29 +216,74 @@ impl McpRound<'_> {
 
 /// Writes each picture to the cache and returns the `media` entries (SPEC 8.3, 8.6, 8.7). A picture the
 /// cache cannot take is logged and has no entry; the turn goes on.
-async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Vec<Value> {
+/// (`Err` only under the `cache-error-fails` fault.)
+async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Result<Vec<Value>, ()> {
+    let faults = state.faults();
     let mut media = Vec::new();
     for part in parts {
         let ResultPart::Picture(picture) = part else { continue };
         let cache = state.media.clone();
         let (format, bytes) = (picture.format, Arc::clone(&picture.bytes));
-        let stored = tokio::task::spawn_blocking(move || cache.store(format, &bytes)).await;
+        let stored = tokio::task::spawn_blocking(move || {
+            if faults.has(Fault::WrongHash) {
+                let text = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes.as_slice());
+                let name = MediaName::new(&sha256_hex(text.as_bytes()), format)
+                    .ok_or_else(|| std::io::Error::other("no name"))?;
+                return cache.store_named(&name, &bytes).map(|()| name);
+            }
+            cache.store(format, &bytes)
+        })
+        .await;
         match stored {
-            Ok(Ok(name)) => media.push(json!({
-                "ref": name.reference(),
-                "url": name.url(),
-                "mime": picture.format.mime(),
-                "bytes": picture.bytes.len(),
-                "width": picture.width,
-                "height": picture.height,
-            })),
+            Ok(Ok(name)) => {
+                let mut entry = json!({
+                    "ref": name.reference(),
+                    "url": name.url(),
+                    "mime": picture.format.mime(),
+                    "bytes": picture.bytes.len(),
+                    "width": picture.width,
+                    "height": picture.height,
+                });
+                if faults.has(Fault::MediaShape) {
+                    entry.as_object_mut().map(|e| (e.remove("width"), e.remove("height")));
+                }
+                if faults.has(Fault::Base64InEvents) {
+                    let data =
+                        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, picture.bytes.as_slice());
+                    entry["data"] = json!(data);
+                }
+                media.push(entry);
+            }
+            Ok(Err(_)) | Err(_) if faults.has(Fault::CacheErrorFails) => return Err(()),
             Ok(Err(error)) => {
                 tracing::error!(%error, "a tool picture could not be written to the cache; the text result stays")
             }
             Err(error) => tracing::error!(%error, "the cache write stopped"),
         }
     }
-    media
+    Ok(media)
+}
+
+/// For the `placeholder-text` fault: every picture placeholder becomes a bare `[image]`.
+fn bare_placeholders(text: &str) -> String {
+    const END: &str = "): not shown to the model]";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("[image (") {
+        out.push_str(&rest[..at]);
+        match rest[at..].find(END) {
+            Some(end) => {
+                out.push_str("[image]");
+                rest = &rest[at + end + END.len()..];
+            }
+            None => {
+                out.push_str(&rest[at..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The tool message for the next pass (SPEC 8.8): blocks in order joined by newlines, pictures as

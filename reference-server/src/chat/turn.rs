@@ -16,6 +16,7 @@ use super::request::ChatRequest;
 use super::tools::{McpRound, ToolPlan};
 use crate::engine::GenerateRequest;
 use crate::error::ApiError;
+use crate::faults::{Fault, Faults};
 use crate::state::AppState;
 use crate::tokenizer::IM_END;
 
@@ -123,6 +124,9 @@ pub async fn run(
     let finish_reason = loop {
         usage.prompt_tokens = prepared.ids.len();
         let outcome = pass(&state, &request, &plan, &prepared, pass_index, &mut own_index, &cancel, &events).await;
+        if state.faults().has(Fault::UsageOff) {
+            usage.completion_tokens = 0;
+        }
         usage.completion_tokens += outcome.completion_tokens;
         pass_index += 1;
         if outcome.end == PassEnd::Cancelled || cancel.is_cancelled() {
@@ -144,7 +148,8 @@ pub async fn run(
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
             break "stop";
         };
-        if pass_index > state.config.mcp.max_rounds {
+        let rounds = state.config.mcp.max_rounds + usize::from(state.faults().has(Fault::NoRoundLimit));
+        if pass_index > rounds {
             let limit = serde_json::json!({"event": "limit", "max_rounds": state.config.mcp.max_rounds});
             let _ = events.send(TurnEvent::Mcp(limit)).await;
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
@@ -216,7 +221,7 @@ async fn pass(
         let useful = &batch[..stop.unwrap_or(batch.len())];
         outcome.completion_tokens += useful.len();
         let found = parser.feed(useful);
-        if !emit(found, request, plan, &mut outcome, &mut open_own, own_index, events).await {
+        if !emit(found, request, plan, &mut outcome, &mut open_own, own_index, events, state.faults()).await {
             outcome.end = PassEnd::Cancelled;
             return outcome;
         }
@@ -230,7 +235,7 @@ async fn pass(
         return outcome;
     }
     let (rest, unfinished) = parser.finish();
-    if !emit(rest, request, plan, &mut outcome, &mut open_own, own_index, events).await {
+    if !emit(rest, request, plan, &mut outcome, &mut open_own, own_index, events, state.faults()).await {
         outcome.end = PassEnd::Cancelled;
         return outcome;
     }
@@ -243,6 +248,7 @@ async fn pass(
 }
 
 /// Sends what the parser found; false when the client is gone.
+#[expect(clippy::too_many_arguments, reason = "the pass's state, threaded through")]
 async fn emit(
     found: Vec<OutputEvent>,
     request: &ChatRequest,
@@ -251,6 +257,7 @@ async fn emit(
     open_own: &mut Option<(usize, String)>,
     own_index: &mut usize,
     events: &mpsc::Sender<TurnEvent>,
+    faults: Faults,
 ) -> bool {
     for event in found {
         let turn_event = match event {
@@ -263,6 +270,12 @@ async fn emit(
                 let id = new_call_id();
                 if plan.is_mcp_call(&name) {
                     outcome.mcp_calls.push(WrittenCall { id: id.clone(), name: name.clone(), arguments: None });
+                    if faults.has(Fault::McpAsToolCalls) {
+                        let header = TurnEvent::OwnCallHeader { index: 0, id: id.clone(), name: name.clone() };
+                        if events.send(header).await.is_err() {
+                            return false;
+                        }
+                    }
                     TurnEvent::Mcp(serde_json::json!({"event": "start", "id": id, "name": name}))
                 } else {
                     *open_own = Some((*own_index, name.clone()));

@@ -14,6 +14,7 @@ use super::connection::{Connection, ServerInfo, connect, seconds};
 use super::naming;
 use crate::chat::messages::ToolSpec;
 use crate::config::{McpServerSpec, McpSettings, McpTransportSpec};
+use crate::faults::{Fault, Faults};
 
 /// How long a server that failed to start is left alone before a call tries it again (strata-wire C-G5).
 const RETRY_FAILED_AFTER: Duration = Duration::from_secs(10);
@@ -93,12 +94,13 @@ pub struct CallOutcome {
 pub struct Hub {
     slots: Vec<Arc<Slot>>,
     settings: McpSettings,
+    faults: Faults,
     changed: watch::Sender<u64>,
 }
 
 impl Hub {
     /// Starts every server in the background and returns at once.
-    pub fn start(specs: &[McpServerSpec], settings: McpSettings) -> Arc<Hub> {
+    pub fn start(specs: &[McpServerSpec], settings: McpSettings, faults: Faults) -> Arc<Hub> {
         let slots = specs
             .iter()
             .map(|spec| {
@@ -116,7 +118,7 @@ impl Hub {
                 })
             })
             .collect();
-        let hub = Arc::new(Hub { slots, settings, changed: watch::channel(0).0 });
+        let hub = Arc::new(Hub { slots, settings, faults, changed: watch::channel(0).0 });
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         tracing::info!(count = specs.len(), servers = %names.join(", "), "starting MCP servers");
         for index in 0..hub.slots.len() {
@@ -218,7 +220,13 @@ impl Hub {
                 found.push((index, slot.spec.name.clone(), tool.name.to_string(), description, parameters));
             }
         }
-        let names = naming::unique(found.iter().map(|(_, server, tool, _, _)| naming::namespaced(server, tool)));
+        let names = naming::unique(found.iter().map(|(_, server, tool, _, _)| {
+            if self.faults.has(Fault::NamesUnclean) {
+                format!("{server}__{tool}")
+            } else {
+                naming::namespaced(server, tool)
+            }
+        }));
         found
             .into_iter()
             .zip(names)

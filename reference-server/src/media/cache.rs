@@ -11,11 +11,13 @@ use sha2::{Digest, Sha256};
 
 use super::format::Format;
 use super::name::MediaName;
+use crate::faults::{Fault, Faults};
 
 /// The cache folder.
 #[derive(Debug, Clone)]
 pub struct MediaCache {
     dir: PathBuf,
+    faults: Faults,
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -32,7 +34,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 impl MediaCache {
     /// A cache in `dir` (created on the first write).
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self { dir, faults: Faults::none() }
+    }
+
+    /// The same cache with deliberate faults (fixtures/broken only).
+    pub fn with_faults(self, faults: Faults) -> Self {
+        Self { faults, ..self }
     }
 
     /// The folder.
@@ -46,21 +53,47 @@ impl MediaCache {
     pub fn store(&self, format: Format, bytes: &[u8]) -> io::Result<MediaName> {
         let name = MediaName::new(&sha256_hex(bytes), format)
             .ok_or_else(|| io::Error::other("this format is not kept in the cache"))?;
+        self.store_named(&name, bytes).map(|()| name)
+    }
+
+    /// Stores `bytes` under `name` (the caller vouches that the name is their hash).
+    pub fn store_named(&self, name: &MediaName, bytes: &[u8]) -> io::Result<()> {
         let path = self.dir.join(name.as_str());
+        if self.faults.has(Fault::NonAtomic) {
+            return self.store_in_place(&path, bytes);
+        }
         if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
-            return Ok(name);
+            return Ok(());
         }
         self.ensure_dir()?;
         let temp = self.dir.join(format!(".{}.{}.tmp", name.sha256(), uuid::Uuid::new_v4().simple()));
         let written = (|| {
-            let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
+            let mut file = OpenOptions::new().write(true).create_new(true).mode(self.file_mode()).open(&temp)?;
             file.write_all(bytes)?;
             fs::rename(&temp, &path)
         })();
         if written.is_err() {
             let _ = fs::remove_file(&temp);
         }
-        written.map(|()| name)
+        written
+    }
+
+    fn file_mode(&self) -> u32 {
+        if self.faults.has(Fault::LoosePermissions) { 0o644 } else { 0o600 }
+    }
+
+    /// The `non-atomic` fault: the final file written in place, half, a pause, the rest; and a file
+    /// that exists counts as cached whatever its size.
+    fn store_in_place(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        if path.exists() {
+            return Ok(());
+        }
+        self.ensure_dir()?;
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(self.file_mode()).open(path)?;
+        file.write_all(&bytes[..bytes.len() / 2])?;
+        file.flush()?;
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        file.write_all(&bytes[bytes.len() / 2..])
     }
 
     fn ensure_dir(&self) -> io::Result<()> {
@@ -68,8 +101,9 @@ impl MediaCache {
             Ok(meta) if meta.is_dir() => Ok(()),
             Ok(_) => Err(io::Error::other("the cache path is not a folder")),
             Err(_) => {
-                fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
-                fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+                let mode = if self.faults.has(Fault::LoosePermissions) { 0o755 } else { 0o700 };
+                fs::DirBuilder::new().recursive(true).mode(mode).create(&self.dir)?;
+                fs::set_permissions(&self.dir, fs::Permissions::from_mode(mode))
             }
         }
     }
@@ -78,9 +112,11 @@ impl MediaCache {
     /// file. Any failure is `NotFound` to the caller's eyes; the route says nothing more.
     pub fn open(&self, name: &MediaName) -> io::Result<(File, u64)> {
         let path = self.dir.join(name.as_str());
-        let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+        let follow = self.faults.has(Fault::FollowLinks);
+        let flags = if follow { libc::O_NONBLOCK } else { libc::O_NOFOLLOW | libc::O_NONBLOCK };
+        let file = OpenOptions::new().read(true).custom_flags(flags).open(path)?;
         let meta = file.metadata()?;
-        if !meta.is_file() {
+        if !meta.is_file() && !follow {
             return Err(io::Error::new(io::ErrorKind::NotFound, "not a regular file"));
         }
         Ok((file, meta.len()))

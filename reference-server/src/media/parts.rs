@@ -9,6 +9,7 @@ use base64::Engine;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use super::format::Format;
+use crate::faults::{Fault, Faults};
 use crate::mcp::result_text::block_text;
 
 /// Pictures cached per call.
@@ -41,30 +42,32 @@ pub enum ResultPart {
 }
 
 /// Cuts a result into parts.
-pub fn result_parts(result: &CallToolResult) -> Vec<ResultPart> {
+pub fn result_parts(result: &CallToolResult, faults: Faults) -> Vec<ResultPart> {
+    let capped = !faults.has(Fault::NoPictureCap);
     let mut taken = 0;
     result
         .content
         .iter()
         .map(|block| {
             let candidate = match block {
-                ContentBlock::Image(image) => Some(image.data.as_str()),
+                ContentBlock::Image(image) => Some((image.data.as_str(), image.mime_type.as_str())),
                 ContentBlock::Resource(embedded) => match &embedded.resource {
                     ResourceContents::BlobResourceContents { blob, mime_type: Some(mime), .. }
                         if mime.starts_with("image/") =>
                     {
-                        Some(blob.as_str())
+                        Some((blob.as_str(), mime.as_str()))
                     }
                     _ => None,
                 },
                 _ => None,
             };
             let text = block_text(block);
-            let Some(data) = candidate else { return ResultPart::Text(text) };
-            if taken == MAX_PICTURES_PER_CALL {
+            let Some((data, mime)) = candidate else { return ResultPart::Text(text) };
+            if capped && taken == MAX_PICTURES_PER_CALL {
                 return ResultPart::Text(text);
             }
-            match picture(data, text.clone()) {
+            let declared = faults.has(Fault::MimeDecides).then_some(mime);
+            match picture(data, text.clone(), capped, declared) {
                 Some(picture) => {
                     taken += 1;
                     ResultPart::Picture(picture)
@@ -75,12 +78,19 @@ pub fn result_parts(result: &CallToolResult) -> Vec<ResultPart> {
         .collect()
 }
 
-fn picture(data: &str, text: String) -> Option<Picture> {
-    if data.len() > MAX_PICTURE_BASE64 {
+fn picture(data: &str, text: String, capped: bool, declared_mime: Option<&str>) -> Option<Picture> {
+    if capped && data.len() > MAX_PICTURE_BASE64 {
         return None;
     }
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.as_bytes()).ok()?;
-    let format = Format::sniff(&bytes).filter(|f| f.is_cacheable())?;
+    let sniffed = Format::sniff(&bytes);
+    if let Some(mime) = declared_mime {
+        // The `mime-decides` fault: the label wins, whatever the bytes are.
+        let format = [Format::Png, Format::Jpeg, Format::Webp].into_iter().find(|f| f.mime() == mime)?;
+        let (width, height) = sniffed.and_then(|f| f.dimensions(&bytes).ok()).unwrap_or((1, 1));
+        return Some(Picture { bytes: Arc::new(bytes), format, width, height, text });
+    }
+    let format = sniffed.filter(|f| f.is_cacheable())?;
     let (width, height) = format.dimensions(&bytes).ok()?;
     Some(Picture { bytes: Arc::new(bytes), format, width, height, text })
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
@@ -17,23 +17,31 @@ use crate::chat::sse::ChunkHead;
 use crate::chat::tools::ToolPlan;
 use crate::chat::{collect, sse, turn};
 use crate::error::ApiError;
+use crate::faults::Fault;
 use crate::state::AppState;
 
 /// The handler.
 pub async fn completions(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let faults = state.faults();
     match start(state, headers, body).await {
         Ok(response) => response,
+        Err(error) if faults.has(Fault::Malformed500) && error.message.starts_with("the request is malformed") => {
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+        }
         Err(error) => error.into_response(),
     }
 }
 
 async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let value = read_json(&headers, body, state.config.max_body_bytes).await?;
-    let request = ChatRequest::from_json(&value)?;
+    let mut request = ChatRequest::from_json(&value)?;
+    if state.faults().has(Fault::OptInLoose) {
+        request.strata_mcp |= matches!(value.get("strata_mcp"), Some(v) if v == "yes" || v == "true" || v == 1);
+    }
     if request.strata_mcp {
         own_page_only(&state, &headers, "MCP tools can be used")?;
     }
-    check_references(&request.messages)?;
+    check_references(&request.messages, state.faults())?;
     let uses_tools = !request.tools.is_empty() || (request.strata_mcp && state.hub.is_some());
     if request.structured_response && uses_tools {
         return Err(ApiError::bad_request("structured response_format with tools/MCP is not supported"));
@@ -47,7 +55,25 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     let (sender, events) = mpsc::channel(64);
     let head = ChunkHead::new(&state.config.model);
     let stream = request.stream;
-    tokio::spawn(turn::run(Arc::clone(&state), request, plan, first, cancel.clone(), sender));
-    let guard = cancel.drop_guard();
-    Ok(if stream { sse::response(events, head, guard) } else { collect::response(events, head, guard).await })
+    let faults = state.faults();
+    let (sender, guard) =
+        if faults.has(Fault::NoCancel) { detached(sender) } else { (sender, cancel.clone().drop_guard()) };
+    tokio::spawn(turn::run(Arc::clone(&state), request, plan, first, cancel, sender));
+    Ok(if stream {
+        sse::response(events, head, guard, faults)
+    } else {
+        collect::response(events, head, guard, faults).await
+    })
+}
+
+/// For the `no-cancel` fault: the turn's events go through a relay that outlives the client, and
+/// closing the connection cancels nothing.
+fn detached(sender: mpsc::Sender<turn::TurnEvent>) -> (mpsc::Sender<turn::TurnEvent>, tokio_util::sync::DropGuard) {
+    let (relay, mut relayed) = mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(event) = relayed.recv().await {
+            let _ = sender.send(event).await;
+        }
+    });
+    (relay, tokio_util::sync::CancellationToken::new().drop_guard())
 }

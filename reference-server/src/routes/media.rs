@@ -10,20 +10,25 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::faults::{Fault, Faults};
 use crate::media::MediaName;
 use crate::state::AppState;
 
 /// The handler for both methods.
 pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, headers: HeaderMap, uri: Uri) -> Response {
-    if !state.config.mcp.image_results {
+    let faults = state.faults();
+    if !state.image_results() || (method == Method::HEAD && faults.has(Fault::NoHead)) {
         return ApiError::not_found().into_response();
     }
     // The raw path, not a decoded one: `%2e%2e` stays `%2e%2e` and is simply not a name.
     let raw = uri.path().strip_prefix(crate::routes::paths::TOOL_MEDIA_PREFIX).unwrap_or_default();
+    if faults.has(Fault::LooseNames) {
+        return loose(&state, raw).await;
+    }
     let Some(name) = MediaName::parse(raw) else { return ApiError::not_found().into_response() };
     let etag = format!("\"{}\"", name.sha256());
-    if matches_etag(&headers, &etag) {
-        return answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty());
+    if matches_etag(&headers, &etag) && !faults.has(Fault::No304) {
+        return answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty(), faults);
     }
     let cache = state.media.clone();
     let wanted = name.clone();
@@ -38,13 +43,35 @@ pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, head
     match read {
         Ok(Ok((len, bytes))) => {
             let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
-            answer(StatusCode::OK, &name, &etag, Some(len), body)
+            answer(StatusCode::OK, &name, &etag, Some(len), body, faults)
         }
         _ => ApiError::not_found().into_response(),
     }
 }
 
-fn answer(status: StatusCode, name: &MediaName, etag: &str, len: Option<u64>, body: Body) -> Response {
+/// The `loose-names` fault: whatever the path says, percent-decoded, read from beside the cache folder.
+async fn loose(state: &AppState, raw: &str) -> Response {
+    let mut decoded = Vec::new();
+    let mut bytes = raw.bytes();
+    while let Some(b) = bytes.next() {
+        let hex = |c: Option<u8>| c.and_then(|c| char::from(c).to_digit(16));
+        if b == b'%' {
+            let pair = (hex(bytes.next()), hex(bytes.next()));
+            if let (Some(h), Some(l)) = pair {
+                decoded.push((h * 16 + l) as u8);
+                continue;
+            }
+        }
+        decoded.push(b);
+    }
+    let path = state.media.dir().join(String::from_utf8_lossy(&decoded).as_ref());
+    match tokio::fs::read(path).await {
+        Ok(bytes) => (StatusCode::OK, bytes).into_response(),
+        Err(_) => ApiError::not_found().into_response(),
+    }
+}
+
+fn answer(status: StatusCode, name: &MediaName, etag: &str, len: Option<u64>, body: Body, faults: Faults) -> Response {
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(name.format().mime()));
@@ -53,6 +80,10 @@ fn answer(status: StatusCode, name: &MediaName, etag: &str, len: Option<u64>, bo
     }
     if let Ok(value) = HeaderValue::from_str(etag) {
         headers.insert(header::ETAG, value);
+    }
+    if faults.has(Fault::MediaHeaders) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        return response;
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

@@ -1,0 +1,130 @@
+//! Helpers the case files share: request bodies, reading streams, fetching pictures.
+
+use fixtures::scripts::{answer_script, call_script};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+use crate::case::{CheckError, CheckResult, broken, expect, expect_eq};
+use crate::context::Ctx;
+use crate::http::{Http, Reply};
+use crate::scenario::FIXTURE_SERVER;
+use crate::sse::EventStream;
+
+/// The chat route.
+pub const CHAT: &str = "/v1/chat/completions";
+
+/// A script that calls the fixture's `tool` with `args`.
+pub fn call(tool: &str, args: &[(&str, &str)]) -> String {
+    call_script(&format!("{FIXTURE_SERVER}__{tool}"), args)
+}
+
+/// A script that answers `text`.
+pub fn answer(text: &str) -> String {
+    answer_script(text)
+}
+
+/// A user message.
+pub fn user(text: &str) -> Value {
+    json!({"messages": [{"role": "user", "content": text}]})
+}
+
+/// A user message that opts in to MCP.
+pub fn opt_in() -> Value {
+    json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true})
+}
+
+/// Posts `body` streamed and reads the whole stream (status 200 required).
+pub async fn stream(http: &Http, mut body: Value) -> Result<EventStream, CheckError> {
+    body["stream"] = json!(true);
+    let reply = http.post_json(CHAT, &body).send().await?;
+    expect_eq("chat status", 200, reply.status)?;
+    Ok(EventStream::parse(&reply.text()))
+}
+
+/// Posts `body` not streamed (status 200 required) and returns the JSON.
+pub async fn complete(http: &Http, body: &Value) -> Result<Value, CheckError> {
+    let reply = http.post_json(CHAT, body).send().await?;
+    expect_eq("chat status", 200, reply.status)?;
+    reply.json()
+}
+
+/// The first `result` event.
+pub fn first_result(stream: &EventStream) -> Result<Value, CheckError> {
+    stream.results().into_iter().next().ok_or_else(|| CheckError::Fail {
+        expected: "a strata_mcp result event".into(),
+        actual: format!("events: {:?}", stream.mcp_events()),
+    })
+}
+
+/// The `media` entries of a result event.
+pub fn media_of(result: &Value) -> Vec<Value> {
+    result.get("media").and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+/// Runs the picture tool once and returns its single media entry.
+pub async fn one_picture(ctx: &Ctx) -> Result<Value, CheckError> {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let media = media_of(&first_result(&stream)?);
+    expect_eq("media entries", 1, media.len())?;
+    Ok(media[0].clone())
+}
+
+/// GETs a picture's URL.
+pub async fn fetch(http: &Http, url: &str) -> Result<Reply, CheckError> {
+    http.get(url).send().await
+}
+
+/// Lowercase hex SHA-256.
+pub fn sha256(bytes: &[u8]) -> String {
+    fixtures::images::sha256_hex(bytes)
+}
+
+/// `usage.prompt_tokens` of a whole answer.
+pub fn prompt_tokens(answer: &Value) -> Result<i64, CheckError> {
+    answer["usage"]["prompt_tokens"].as_i64().ok_or_else(|| broken(format!("no usage.prompt_tokens in {answer}")))
+}
+
+/// Opens a streamed chat and reads it until `until` holds for the text so far; returns the open
+/// response (to drop it = to close the connection) and the text.
+pub async fn read_until(
+    http: &Http,
+    mut body: Value,
+    until: impl Fn(&str) -> bool,
+) -> Result<(hyper::Response<hyper::body::Incoming>, String), CheckError> {
+    body["stream"] = json!(true);
+    let mut response = http.post_json(CHAT, &body).open().await?;
+    let mut seen = String::new();
+    while !until(&seen) {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(30), response.body_mut().frame())
+            .await
+            .map_err(|_| broken("the stream stalled"))?;
+        match frame {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    seen.push_str(&String::from_utf8_lossy(data));
+                }
+            }
+            _ => return Err(broken(format!("the stream ended before the awaited event: {}", tail(&seen)))),
+        }
+    }
+    Ok((response, seen))
+}
+
+fn tail(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    chars[chars.len().saturating_sub(300)..].iter().collect()
+}
+
+/// The server's `/v1/status`, polled until `wanted` holds, at most `seconds`.
+pub async fn status_until(http: &Http, seconds: u64, wanted: impl Fn(&Value) -> bool) -> CheckResult {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let mut last = Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        last = http.get("/v1/status").send().await?.json()?;
+        if wanted(&last) {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    expect(false, "the status to change in time", format!("last status: {last}"))
+}

@@ -1,0 +1,86 @@
+//! SPEC §11: pictures a client hands back as base64 in tool text.
+
+use base64::Engine;
+use fixtures::images::noise_png;
+use fixtures::payloads::chatbox_conversation;
+use serde_json::{Value, json};
+
+use super::case;
+use super::common::{CHAT, complete, prompt_tokens};
+use crate::case::{Case, CheckResult, expect, expect_eq};
+use crate::context::Ctx;
+use crate::scenario::{BASIC, Scenario, Setup};
+
+const VISION: Scenario =
+    Scenario { name: "lift-vision", build: || Setup::plain().vision(), fresh: false, portable: false, server: true };
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "lift.chatbox-shape",
+            "11.2",
+            Must,
+            VISION,
+            "a picture JSON-stringified into tool text becomes the note plus its image tokens",
+            chatbox,
+            ["lift-note"]
+        ),
+        case!(
+            "lift.user-messages-untouched",
+            "11.1",
+            Must,
+            BASIC,
+            "base64 in a user's message is left as sent",
+            users_untouched,
+            ["lift-users"]
+        ),
+        case!(
+            "lift.non-pictures-untouched",
+            "11.3",
+            Must,
+            VISION,
+            "long base64 that is not a picture is left exactly as sent",
+            non_pictures_untouched,
+            ["lift-anything"]
+        ),
+    ]
+}
+
+fn encoded(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The same conversation with the tool's base64 already replaced by `replacement`.
+fn with_tool_text(body: &Value, from: &str, replacement: &str) -> Value {
+    let mut body = body.clone();
+    let content = body["messages"][2]["content"].as_str().unwrap_or_default().replace(from, replacement);
+    body["messages"][2]["content"] = json!(content);
+    body
+}
+
+async fn chatbox(ctx: Ctx) -> CheckResult {
+    let png = noise_png(640, 600, 9);
+    let body = chatbox_conversation(&png);
+    let lifted = prompt_tokens(&complete(&ctx.http, &body).await?)?;
+    let note = format!("[image (image/png, {} bytes)]", reference_server::mcp::result_text::thousands(png.len()));
+    let by_hand = prompt_tokens(&complete(&ctx.http, &with_tool_text(&body, &encoded(&png), &note)).await?)?;
+    // 640x600 → 644x588 → 483 image tokens, plus vision start and end, in place of the base64.
+    expect_eq("prompt tokens beyond the note", 483 + 2, lifted - by_hand)
+}
+
+async fn users_untouched(ctx: Ctx) -> CheckResult {
+    let png = noise_png(640, 600, 9);
+    let body = json!({"messages": [{"role": "user", "content": format!("look: {}", encoded(&png))}]});
+    let reply = ctx.http.post_json(CHAT, &body).send().await?;
+    expect_eq("status (the base64 stays, so it cannot fit the context)", 400, reply.status)?;
+    let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
+    expect(message.contains("exceeds the context"), "exceeds the context", message)
+}
+
+async fn non_pictures_untouched(ctx: Ctx) -> CheckResult {
+    let blob = encoded(&[42u8; 3000]);
+    let body = |text: &str| json!({"messages": [{"role": "user", "content": "q"}, {"role": "tool", "content": format!("archive: {text} end")}]});
+    let with = prompt_tokens(&complete(&ctx.http, &body(&blob)).await?)?;
+    let without = prompt_tokens(&complete(&ctx.http, &body("")).await?)?;
+    expect_eq("prompt tokens the base64 takes (one per character)", blob.len() as i64, with - without)
+}

@@ -1,0 +1,105 @@
+//! SPEC §10: pictures referenced in later turns.
+
+use serde_json::{Value, json};
+
+use super::case;
+use super::common::{answer, call, complete, one_picture, prompt_tokens};
+use crate::case::{Case, CheckResult, expect_eq};
+use crate::context::Ctx;
+use crate::scenario::{Scenario, Setup, own};
+
+const VISION_PICTURE: Scenario = own("reference-vision", || {
+    Setup::mcp(Some(true))
+        .vision()
+        .scripts(vec![call("picture", &[("width", "640"), ("height", "360")]), answer("seen")])
+});
+
+const ANSWER_ONLY: Scenario =
+    own("reference-vision-answer", || Setup::mcp(Some(true)).vision().scripts(vec![answer("seen")]));
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "refs.resolve-to-their-picture",
+            "10.4",
+            Must,
+            VISION_PICTURE,
+            "a reference in a tool message reaches the prompt as its picture's image tokens",
+            resolve,
+            ["no-vision-pads"]
+        ),
+        case!(
+            "refs.malformed-are-400",
+            "10.2",
+            Must,
+            VISION_PICTURE,
+            "separators, dots, encodings, upper-case hex and other extensions are 400",
+            malformed,
+            ["refs-lenient"]
+        ),
+        case!(
+            "refs.missing-file-is-a-note",
+            "10.3",
+            Must,
+            ANSWER_ONLY,
+            "a reference to a picture not in the cache leaves a note and the turn goes on",
+            missing,
+            ["refs-missing-fail"]
+        ),
+    ]
+}
+
+/// The later turn the page sends: the tool message's text, then the reference as an image part.
+pub fn later_turn(reference: Option<&str>) -> Value {
+    let mut content = vec![json!({"type": "text", "text": "1 picture of 640x360"})];
+    if let Some(reference) = reference {
+        content.push(json!({"type": "image_url", "image_url": {"url": reference}}));
+    }
+    json!({"messages": [
+        {"role": "user", "content": "take a picture"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "fake__picture", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": content},
+        {"role": "user", "content": "what is in it?"},
+    ]})
+}
+
+async fn resolve(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let reference = media["ref"].as_str().unwrap_or_default();
+    let with = prompt_tokens(&complete(&ctx.http, &later_turn(Some(reference))).await?)?;
+    let without = prompt_tokens(&complete(&ctx.http, &later_turn(None)).await?)?;
+    // 640x360 → 644x364 → 299 image tokens, plus the vision start and end tokens.
+    expect_eq("prompt tokens the picture added", 299 + 2, with - without)
+}
+
+async fn malformed(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let reference = media["ref"].as_str().unwrap_or_default().to_string();
+    let name = reference.trim_start_matches("strata-tool-media:").to_string();
+    let hash = name.get(..64).unwrap_or_default().to_string();
+    let bad = [
+        format!("strata-tool-media:../{name}"),
+        format!("strata-tool-media:{hash}/x.png"),
+        format!("strata-tool-media:{hash}%2Epng"),
+        format!("strata-tool-media:{}.png", hash.to_uppercase()),
+        format!("strata-tool-media:{hash}.gif"),
+        format!("strata-tool-media:{hash}.png\\"),
+        format!("strata-tool-media:{hash}\u{FF0E}png"),
+        format!("strata-tool-media:/{name}"),
+    ];
+    for reference in bad {
+        let reply = ctx.http.post_json(super::common::CHAT, &later_turn(Some(&reference))).send().await?;
+        expect_eq(&format!("status for {reference}"), 400, reply.status)?;
+        expect_eq(&format!("type for {reference}"), &json!("invalid_request_error"), &reply.json()?["error"]["type"])?;
+    }
+    Ok(())
+}
+
+async fn missing(ctx: Ctx) -> CheckResult {
+    let gone = format!("strata-tool-media:{}.png", super::common::sha256(b"never cached"));
+    let reply = ctx.http.post_json(super::common::CHAT, &later_turn(Some(&gone))).send().await?;
+    expect_eq("status", 200, reply.status)?;
+    let body = reply.json()?;
+    expect_eq("finish_reason", Some("stop"), body["choices"][0]["finish_reason"].as_str())
+}

@@ -1,0 +1,106 @@
+//! SPEC §7: the text a result becomes, errors as text, the cap, and byte-identity with the feature off.
+
+use base64::Engine;
+use fixtures::images::{PictureFormat, picture};
+use serde_json::{Value, json};
+
+use super::case;
+use super::common::{answer, call, first_result, opt_in, stream};
+use crate::case::{Case, CheckResult, expect, expect_eq};
+use crate::context::Ctx;
+use crate::scenario::{Scenario, Setup, own};
+
+const PICTURE_OFF: Scenario =
+    own("picture-feature-absent", || Setup::mcp(None).scripts(vec![call("picture", &[]), answer("ok")]));
+const PICTURE_FALSE: Scenario =
+    own("picture-feature-false", || Setup::mcp(Some(false)).scripts(vec![call("picture", &[]), answer("ok")]));
+const FAIL: Scenario = own("fail", || Setup::mcp(None).scripts(vec![call("fail", &[]), answer("ok")]));
+const BIG: Scenario = own("big", || {
+    Setup::mcp(None).scripts(vec![call("big", &[("n", "3000")]), answer("ok")]).set(
+        "mcp",
+        "max_result_chars",
+        json!(500),
+    )
+});
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "result.picture-placeholder",
+            "7.1",
+            Must,
+            PICTURE_OFF,
+            "an image block's text is [image (<mime>, <N> bytes): not shown to the model]",
+            placeholder,
+            ["placeholder-text"]
+        ),
+        case!(
+            "result.errors-are-text",
+            "7.2",
+            Must,
+            FAIL,
+            "isError is a result `error: …` with ok false, and the answer goes on",
+            errors_are_text,
+            ["errors-fail-request"]
+        ),
+        case!(
+            "result.truncation-note",
+            "7.3",
+            Must,
+            BIG,
+            "text over max_result_chars is cut with the truncation note",
+            truncation_note,
+            ["no-truncation-note"]
+        ),
+        case!(
+            "result.feature-off-is-byte-identical",
+            "7.4",
+            Must,
+            PICTURE_FALSE,
+            "with image_results false the result event is exactly the text baseline",
+            feature_off_identical,
+            ["feature-off-leaks"]
+        ),
+    ]
+}
+
+/// The text baseline of the fixture's default picture result.
+fn baseline_text() -> String {
+    let data = base64::engine::general_purpose::STANDARD.encode(picture(PictureFormat::Png, 64, 48, 1));
+    let bytes = reference_server::mcp::result_text::thousands(data.len() * 3 / 4);
+    format!("1 picture of 64x48\n[image (image/png, {bytes} bytes): not shown to the model]")
+}
+
+async fn placeholder(ctx: Ctx) -> CheckResult {
+    let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect_eq("text", Some(baseline_text().as_str()), result["text"].as_str())
+}
+
+async fn errors_are_text(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let result = first_result(&stream)?;
+    expect_eq("ok", Some(false), result["ok"].as_bool())?;
+    expect_eq("text", Some("error: it failed on purpose"), result["text"].as_str())?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
+}
+
+async fn truncation_note(ctx: Ctx) -> CheckResult {
+    let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    let wanted = format!(
+        "{}\n\n[... truncated: the tool returned 3,000 characters; only the first 500 are shown]",
+        "y".repeat(500)
+    );
+    expect_eq("text", Some(wanted.as_str()), result["text"].as_str())?;
+    expect_eq("chars and truncated", json!([3000, true]), json!([result["chars"], result["truncated"]]))
+}
+
+async fn feature_off_identical(ctx: Ctx) -> CheckResult {
+    let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    let text = baseline_text();
+    let mut wanted = json!({"event": "result", "id": result["id"], "ok": true, "text": text, "chars": text.chars().count(), "truncated": false, "ms": result["ms"]});
+    expect(result["ms"].is_u64(), "ms is a number", result.to_string())?;
+    if wanted["id"] == Value::Null {
+        wanted["id"] = json!("(missing)");
+    }
+    expect_eq("the event, byte for byte", wanted.to_string(), result.to_string())
+}

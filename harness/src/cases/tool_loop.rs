@@ -1,0 +1,195 @@
+//! SPEC §6: the tool loop — event shapes, opting in, keep-alives, rounds, whole answers, stop.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::case;
+use super::common::{answer, call, complete, first_result, opt_in, read_until, stream};
+use crate::case::{Case, CheckResult, expect, expect_eq};
+use crate::context::Ctx;
+use crate::scenario::{Scenario, Setup, own};
+
+const ECHO: Scenario = own("echo", || {
+    Setup::mcp(None).scripts(vec![call("echo", &[("text", "hello from the tool")]), answer("The tool said hello.")])
+});
+const SLEEP: Scenario =
+    own("sleep", || Setup::mcp(None).scripts(vec![call("sleep", &[("seconds", "2.5")]), answer("ok")]));
+const LONG_SLEEP: Scenario =
+    own("long-sleep", || Setup::mcp(None).scripts(vec![call("sleep", &[("seconds", "30")]), answer("never")]));
+const ROUNDS: Scenario = own("rounds", || {
+    Setup::mcp(None).scripts(vec![call("echo", &[("text", "again")])]).set("mcp", "max_rounds", json!(2))
+});
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "loop.events.exact-shapes",
+            "6.2",
+            Must,
+            ECHO,
+            "start, call and result events carry exactly their keys, in order",
+            event_shapes,
+            ["event-shape"]
+        ),
+        case!(
+            "loop.opt-in.json-boolean-only",
+            "6.1",
+            Must,
+            ECHO,
+            "\"strata_mcp\": \"yes\" or 1 does not run MCP tools",
+            opt_in_exact,
+            ["opt-in-loose"]
+        ),
+        case!(
+            "loop.keep-alive-while-a-tool-runs",
+            "6.3",
+            Must,
+            SLEEP,
+            "a tool running 2.5 s is covered by keep-alive comments",
+            keep_alive,
+            ["no-keep-alive"]
+        ),
+        case!(
+            "loop.no-tool-calls-deltas",
+            "6.3",
+            Must,
+            ECHO,
+            "MCP calls never stream as delta.tool_calls",
+            no_tool_call_deltas,
+            ["mcp-as-tool-calls"]
+        ),
+        case!(
+            "loop.max-rounds",
+            "6.6",
+            Must,
+            ROUNDS,
+            "past max_rounds: a limit event, the call skipped, finish stop",
+            max_rounds,
+            ["no-round-limit"]
+        ),
+        case!(
+            "loop.whole-answer-carries-events",
+            "6.7",
+            Must,
+            ECHO,
+            "a whole answer holds every event under message.strata_mcp",
+            whole_answer_events,
+            ["nonstream-no-events"]
+        ),
+        case!(
+            "loop.stop-cancels-the-call",
+            "6.8",
+            Must,
+            LONG_SLEEP,
+            "closing the stream during a call sends notifications/cancelled to the tool's server",
+            stop_cancels_call,
+            ["no-cancel"]
+        ),
+    ]
+}
+
+fn keys(value: &Value) -> Vec<String> {
+    value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+}
+
+async fn event_shapes(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let events = stream.mcp_events();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    expect_eq("events", vec!["start", "call", "result"], kinds)?;
+    expect_eq("start keys", vec!["event", "id", "name"], keys(&events[0]).iter().map(String::as_str).collect())?;
+    expect_eq(
+        "call keys",
+        vec!["event", "id", "name", "server", "tool", "arguments", "round"],
+        keys(&events[1]).iter().map(String::as_str).collect(),
+    )?;
+    expect_eq(
+        "result keys",
+        vec!["event", "id", "ok", "text", "chars", "truncated", "ms"],
+        keys(&events[2]).iter().map(String::as_str).collect(),
+    )?;
+    expect_eq(
+        "call",
+        json!({"name": "fake__echo", "server": "fake", "tool": "echo", "arguments": {"text": "hello from the tool"}, "round": 1}),
+        json!({"name": events[1]["name"], "server": events[1]["server"], "tool": events[1]["tool"], "arguments": events[1]["arguments"], "round": events[1]["round"]}),
+    )?;
+    expect_eq(
+        "result",
+        json!({"ok": true, "text": "hello from the tool", "chars": 19, "truncated": false}),
+        json!({"ok": events[2]["ok"], "text": events[2]["text"], "chars": events[2]["chars"], "truncated": events[2]["truncated"]}),
+    )?;
+    expect(events.iter().all(|e| e["id"] == events[0]["id"]), "one id for the call", format!("{events:?}"))
+}
+
+async fn opt_in_exact(ctx: Ctx) -> CheckResult {
+    for flag in [json!("yes"), json!(1)] {
+        let mut body = opt_in();
+        body["strata_mcp"] = flag.clone();
+        let stream = stream(&ctx.http, body).await?;
+        expect(
+            stream.mcp_events().is_empty(),
+            format!("no MCP events with strata_mcp {flag}"),
+            format!("{:?}", stream.mcp_events()),
+        )?;
+    }
+    let calls = ctx.fixture()?.entries().into_iter().filter(|e| e.get("call").is_some()).count();
+    expect_eq("tool calls the fixture saw", 0, calls)
+}
+
+async fn keep_alive(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    expect(
+        stream.comments >= 2,
+        "at least 2 keep-alive comments during a 2.5 s call",
+        format!("{} comments", stream.comments),
+    )?;
+    expect_eq("result", Some("slept"), first_result(&stream)?["text"].as_str())
+}
+
+async fn no_tool_call_deltas(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let deltas = stream.chunks.iter().filter(|c| c["choices"][0]["delta"].get("tool_calls").is_some()).count();
+    expect_eq("chunks with delta.tool_calls", 0, deltas)?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
+}
+
+async fn max_rounds(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let events = stream.mcp_events();
+    let calls = events.iter().filter(|e| e["event"] == "call").count();
+    expect_eq("calls run with max_rounds 2", 2, calls)?;
+    expect(
+        events.iter().any(|e| *e == json!({"event": "limit", "max_rounds": 2})),
+        "{\"event\":\"limit\",\"max_rounds\":2}",
+        format!("{events:?}"),
+    )?;
+    let last = events.last().cloned().unwrap_or_default();
+    expect_eq("last event skipped", Some(true), last["skipped"].as_bool())?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
+}
+
+async fn whole_answer_events(ctx: Ctx) -> CheckResult {
+    let body = complete(&ctx.http, &opt_in()).await?;
+    let events = body["choices"][0]["message"]["strata_mcp"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    expect_eq("message.strata_mcp events", vec!["start", "call", "result"], kinds)?;
+    expect_eq("content", Some("Let me check.The tool said hello."), body["choices"][0]["message"]["content"].as_str())
+}
+
+async fn stop_cancels_call(ctx: Ctx) -> CheckResult {
+    let log = ctx.fixture()?.clone();
+    let (response, _) = read_until(&ctx.http, opt_in(), |seen| seen.contains("\"event\":\"call\"")).await?;
+    expect(
+        log.wait_for(Duration::from_secs(10), |e| e["call"] == "sleep").await.is_some(),
+        "the call reached the tool",
+        "it did not",
+    )?;
+    drop(response);
+    let cancelled = log.wait_for(Duration::from_secs(10), |e| e["cancelled"] == "sleep").await;
+    expect(
+        cancelled.is_some(),
+        "notifications/cancelled for the running call",
+        format!("fixture log: {:?}", log.entries()),
+    )
+}

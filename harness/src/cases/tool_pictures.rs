@@ -1,0 +1,259 @@
+//! SPEC §8: tool pictures cached by SHA-256 and announced as `media`.
+
+use std::os::unix::fs::PermissionsExt;
+
+use base64::Engine;
+use fixtures::images::{PictureFormat, picture};
+use serde_json::json;
+
+use super::case;
+use super::common::{answer, call, fetch, first_result, media_of, one_picture, opt_in, read_until, sha256, stream};
+use crate::case::{Case, CheckError, CheckResult, broken, expect, expect_eq};
+use crate::context::Ctx;
+use crate::scenario::{Scenario, Setup, own};
+
+const PNG: Scenario = own("picture-png", || {
+    Setup::mcp(Some(true))
+        .scripts(vec![call("picture", &[("width", "80"), ("height", "60"), ("seed", "3")]), answer("ok")])
+});
+const MISLABELED: Scenario = own("picture-mislabeled", || {
+    Setup::mcp(Some(true)).scripts(vec![call("picture", &[("mime", "image/jpeg")]), answer("ok")])
+});
+const ODD_BLOCKS: Scenario = own("odd-blocks", || {
+    Setup::mcp(Some(true)).scripts(vec![
+        call("svg", &[]),
+        call("audio", &[]),
+        call("link", &[]),
+        call("corrupt", &[]),
+        answer("ok"),
+    ])
+});
+const SIX: Scenario =
+    own("six-pictures", || Setup::mcp(Some(true)).scripts(vec![call("picture", &[("count", "6")]), answer("ok")]));
+const OVER_CAP: Scenario =
+    own("over-cap", || Setup::mcp(Some(true)).scripts(vec![call("over_cap", &[]), answer("ok")]));
+const BLOCKED: Scenario = own("blocked-cache", || {
+    Setup::mcp(Some(true)).scripts(vec![call("picture", &[]), answer("still here")]).blocked_cache()
+});
+const PERSIST: Scenario =
+    own("persist", || Setup::mcp(Some(true)).scripts(vec![call("picture", &[("seed", "11")]), answer("ok")]));
+const CONCURRENT: Scenario =
+    own("concurrent", || {
+        Setup::mcp(Some(true))
+            .scripts(vec![call("picture", &[("width", "900"), ("height", "700"), ("seed", "21")])])
+            .set("mcp", "max_rounds", json!(1))
+    });
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "media.cached-by-hash",
+            "8.3",
+            Must,
+            PNG,
+            "a picture is served under the SHA-256 of its bytes, byte for byte",
+            cached_by_hash,
+            ["wrong-hash"]
+        ),
+        case!(
+            "media.private-files",
+            "8.3",
+            Must,
+            PNG,
+            "the cache folder is 0700 and its files 0600",
+            private_files,
+            ["loose-permissions"]
+        ),
+        case!(
+            "media.magic-decides",
+            "8.2",
+            Must,
+            MISLABELED,
+            "a PNG declared image/jpeg is cached as .png, image/png",
+            magic_decides,
+            ["mime-decides"]
+        ),
+        case!(
+            "media.only-raster-pictures",
+            "8.5",
+            Must,
+            ODD_BLOCKS,
+            "SVG, audio, links and a corrupt picture are never cached",
+            only_rasters,
+            ["mime-decides"]
+        ),
+        case!(
+            "media.four-per-call",
+            "8.4",
+            Must,
+            SIX,
+            "at most 4 of 6 pictures are cached, the rest stay text",
+            four_per_call,
+            ["no-picture-cap"]
+        ),
+        case!(
+            "media.size-cap",
+            "8.4",
+            Must,
+            OVER_CAP,
+            "a picture over 24,000,000 base64 characters is not cached",
+            size_cap,
+            ["no-picture-cap"]
+        ),
+        case!(
+            "media.entry-shape",
+            "8.6",
+            Must,
+            PNG,
+            "a media entry is {ref, url, mime, bytes, width, height}",
+            entry_shape,
+            ["media-shape"]
+        ),
+        case!(
+            "media.no-base64-in-events",
+            "8.6",
+            Must,
+            PNG,
+            "no event carries the picture's base64",
+            no_base64,
+            ["base64-in-events"]
+        ),
+        case!(
+            "media.unwritable-cache-keeps-the-turn",
+            "8.7",
+            Must,
+            BLOCKED,
+            "a cache that cannot be written keeps the text and the turn",
+            unwritable_cache,
+            ["cache-error-fails"]
+        ),
+        case!(
+            "media.persists-across-restart",
+            "8.9",
+            Must,
+            PERSIST,
+            "a cached picture is served after the server restarts",
+            persists,
+            ["forgetful-cache"]
+        ),
+        case!(
+            "media.concurrent-turns-announce-whole-files",
+            "8.3",
+            Must,
+            CONCURRENT,
+            "8 turns caching the same picture at once: every announced picture is whole",
+            concurrent_integrity,
+            ["non-atomic"]
+        ),
+    ]
+}
+
+fn expected_png() -> Vec<u8> {
+    picture(PictureFormat::Png, 80, 60, 3)
+}
+
+async fn cached_by_hash(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let url = media["url"].as_str().unwrap_or_default().to_string();
+    let reply = fetch(&ctx.http, &url).await?;
+    expect_eq("status", 200, reply.status)?;
+    let name = url.rsplit('/').next().unwrap_or_default();
+    expect_eq("the name's hash is the body's SHA-256", format!("{}.png", sha256(&reply.body)), name.to_string())?;
+    expect_eq("the bytes the tool sent", sha256(&expected_png()), sha256(&reply.body))
+}
+
+async fn private_files(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let dir = ctx.cache_dir()?;
+    let name = media["url"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default().to_string();
+    let folder = std::fs::metadata(&dir).map_err(|e| broken(format!("{}: {e}", dir.display())))?;
+    expect_eq("folder mode", 0o700, folder.permissions().mode() & 0o777)?;
+    let file = std::fs::metadata(dir.join(&name)).map_err(|e| broken(format!("{name}: {e}")))?;
+    expect_eq("file mode", 0o600, file.permissions().mode() & 0o777)
+}
+
+async fn magic_decides(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    expect_eq("mime", Some("image/png"), media["mime"].as_str())?;
+    let reference = media["ref"].as_str().unwrap_or_default();
+    expect(reference.ends_with(".png"), "a .png name", reference.to_string())
+}
+
+async fn only_rasters(ctx: Ctx) -> CheckResult {
+    let results = stream(&ctx.http, opt_in()).await?.results();
+    expect_eq("results", 4, results.len())?;
+    for result in &results {
+        expect(result.get("media").is_none(), "no media entry", result.to_string())?;
+    }
+    Ok(())
+}
+
+async fn four_per_call(ctx: Ctx) -> CheckResult {
+    let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect_eq("media entries", 4, media_of(&result).len())?;
+    let text = result["text"].as_str().unwrap_or_default();
+    expect_eq("pictures named in the text", 6, text.matches("[image (image/png, ").count())
+}
+
+async fn size_cap(ctx: Ctx) -> CheckResult {
+    let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect(result.get("media").is_none(), "no media entry", result.to_string())
+}
+
+async fn entry_shape(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let png = expected_png();
+    let name = format!("{}.png", sha256(&png));
+    let wanted = json!({"ref": format!("strata-tool-media:{name}"), "url": format!("/tool-media/{name}"), "mime": "image/png", "bytes": png.len(), "width": 80, "height": 60});
+    expect_eq("the media entry", wanted, media)
+}
+
+async fn no_base64(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(expected_png());
+    let text: String = stream.chunks.iter().map(|c| c.to_string()).collect();
+    expect(
+        !text.contains(&encoded[64..128]),
+        "no base64 of the picture in the stream",
+        "the stream carries the picture's base64",
+    )
+}
+
+async fn unwritable_cache(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let result = first_result(&stream)?;
+    expect_eq("ok", Some(true), result["ok"].as_bool())?;
+    expect(result.get("media").is_none(), "no media entry", result.to_string())?;
+    let text = result["text"].as_str().unwrap_or_default();
+    expect(text.starts_with("1 picture of 64x48"), "the text result", text.to_string())?;
+    expect(stream.content().ends_with("still here"), "the answer goes on", stream.content())
+}
+
+async fn persists(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let url = media["url"].as_str().unwrap_or_default().to_string();
+    let http = ctx.restart().await?;
+    let reply = fetch(&http, &url).await?;
+    expect_eq("status after the restart", 200, reply.status)?;
+    expect_eq("bytes", sha256(&picture(PictureFormat::Png, 64, 48, 11)), sha256(&reply.body))
+}
+
+/// Opens a turn, and as soon as it announces a picture, fetches it: the bytes must match the name.
+async fn turn_and_fetch(ctx: Ctx) -> Result<(), CheckError> {
+    let (response, seen) = read_until(&ctx.http, opt_in(), |seen| seen.contains("\"url\":\"/tool-media/")).await?;
+    let at = seen.find("\"url\":\"/tool-media/").unwrap_or_default() + "\"url\":\"".len();
+    let url: String = seen[at..].chars().take_while(|c| *c != '"').collect();
+    let reply = fetch(&ctx.http, &url).await?;
+    drop(response);
+    expect_eq(&format!("GET {url}"), 200, reply.status)?;
+    let name = url.rsplit('/').next().unwrap_or_default();
+    expect_eq("the served bytes' SHA-256", name.get(..64).unwrap_or_default().to_string(), sha256(&reply.body))
+}
+
+async fn concurrent_integrity(ctx: Ctx) -> CheckResult {
+    let turns = (0..8).map(|_| tokio::spawn(turn_and_fetch(ctx.clone())));
+    for turn in futures::future::join_all(turns).await {
+        turn.map_err(|e| broken(format!("a turn panicked: {e}")))??;
+    }
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The proof that the suite's checks can fail (DESIGN §4): every case passes against the reference
+//! server, and fails against each broken variant it names (`fixtures/broken`: the reference server with
+//! one fault on, started by the spawn target). Every variant breaks at least one case.
+//!
+//! By default each variant runs the cases that name it; `MEDIACHECK_FULL_BROKEN=1` runs every case
+//! against every variant and prints the full matrix.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use harness::cases;
+use harness::runner::{self, Outcome};
+use harness::target::Target;
+use reference_server::faults::Fault;
+
+fn embedded() -> Target {
+    Target::Embedded { launcher: Some(PathBuf::from(env!("CARGO_BIN_EXE_mediacheck"))) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_passes_against_the_reference_server() {
+    let verdicts = runner::run(&cases::all(), &embedded(), |_| {}).await;
+    let bad: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v.outcome != Outcome::Pass)
+        .map(|v| format!("{} ({:?}): expected {:?}, actual {:?}", v.id, v.outcome, v.expected, v.actual))
+        .collect();
+    assert!(bad.is_empty(), "cases that do not pass against the reference server:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn every_case_names_real_variants_and_every_variant_is_used() {
+    let all = cases::all();
+    let mut ids = BTreeSet::new();
+    let mut used = BTreeSet::new();
+    for case in &all {
+        assert!(ids.insert(case.id), "case id {} is used twice", case.id);
+        assert!(!case.broken_by.is_empty(), "{} names no broken variant it fails against", case.id);
+        for name in case.broken_by {
+            assert!(Fault::parse(name).is_some(), "{} names an unknown variant {name}", case.id);
+            used.insert(*name);
+        }
+    }
+    let unused: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).filter(|n| !used.contains(n)).collect();
+    assert!(unused.is_empty(), "variants no case fails against: {unused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_fails_against_the_variants_it_names() {
+    let full = std::env::var("MEDIACHECK_FULL_BROKEN").is_ok_and(|v| v == "1");
+    let all = cases::all();
+    let mut missed = Vec::new();
+    let mut matrix: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for fault in Fault::ALL {
+        let selected: Vec<_> = all.iter().copied().filter(|c| full || c.broken_by.contains(&fault.name())).collect();
+        let target = Target::Spawn { template: fixtures::broken::spawn_template(*fault) };
+        let verdicts = runner::run(&selected, &target, |_| {}).await;
+        for verdict in verdicts {
+            let failed = matches!(verdict.outcome, Outcome::Fail | Outcome::Warn);
+            if failed {
+                matrix.entry(verdict.id).or_default().push(fault.name());
+            }
+            let declared = all.iter().any(|c| c.id == verdict.id && c.broken_by.contains(&fault.name()));
+            if declared && !failed {
+                missed.push(format!(
+                    "{} did not fail against {} ({:?}: {:?})",
+                    verdict.id,
+                    fault.name(),
+                    verdict.outcome,
+                    verdict.actual
+                ));
+            }
+        }
+    }
+    if full {
+        for (case, faults) in &matrix {
+            println!("{case:<48} {}", faults.join(", "));
+        }
+    }
+    assert!(missed.is_empty(), "cases that could not fail:\n{}", missed.join("\n"));
+    for case in &all {
+        assert!(matrix.contains_key(case.id), "{} failed against no variant", case.id);
+    }
+}

@@ -1,0 +1,112 @@
+//! Deliberate faults, for `fixtures/broken` only: each one breaks exactly one behaviour of SPEC.md so
+//! that the harness can prove every conformance case fails when its behaviour is missing.
+//!
+//! Nothing in the reference server's own command line or configuration can switch a fault on: a
+//! [`Faults`] set is empty unless a program built with the `faults` feature builds one in code
+//! (`fixtures/src/bin/broken_server.rs`). Without that feature [`Faults::has`] is always false and every
+//! gate compiles to nothing.
+
+macro_rules! faults {
+    ($($variant:ident = $name:literal : $what:literal,)*) => {
+        /// One deliberate fault.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Fault {
+            $(#[doc = $what] $variant,)*
+        }
+
+        impl Fault {
+            /// Every fault.
+            pub const ALL: &'static [Fault] = &[$(Fault::$variant,)*];
+
+            /// Its name on the command line of `broken-server`.
+            pub fn name(self) -> &'static str {
+                match self { $(Fault::$variant => $name,)* }
+            }
+
+            /// What it breaks.
+            pub fn describe(self) -> &'static str {
+                match self { $(Fault::$variant => $what,)* }
+            }
+
+            /// The fault of this name.
+            pub fn parse(name: &str) -> Option<Fault> {
+                Fault::ALL.iter().copied().find(|f| f.name() == name)
+            }
+        }
+    };
+}
+
+faults! {
+    AuthOff = "auth-off": "every route answers without the key",
+    AuthBody = "auth-body": "the 401 body is not the exact one",
+    HealthNeedsKey = "health-needs-key": "GET /health needs the key",
+    BearerOnly = "bearer-only": "x-api-key is not accepted",
+    HostCheckOff = "host-check-off": "no Host check without a key",
+    OwnPageOff = "own-page-off": "MCP requests are accepted from any page and content type",
+    PlainErrors = "plain-errors": "404 and 405 answers are plain text",
+    HealthShape = "health-shape": "health keys come in another order",
+    ModelsTextOnly = "models-text-only": "/v1/models never lists image input",
+    StatusNoGeometry = "status-no-geometry": "/v1/status does not show the vision geometry",
+    NoDone = "no-done": "streams end without data: [DONE]",
+    UsageOff = "usage-off": "usage.completion_tokens counts only the last pass",
+    TruncatePrompts = "truncate-prompts": "a prompt over the context is cut instead of refused",
+    Malformed500 = "malformed-500": "a malformed body is a 500",
+    NoCancel = "no-cancel": "a closed connection does not cancel generation or tools",
+    McpStatusShape = "mcp-status-shape": "GET /mcp has no settings",
+    NamesUnclean = "names-unclean": "tool names are not cleaned",
+    OptInLoose = "opt-in-loose": "\"strata_mcp\": \"yes\" or 1 turns MCP on",
+    EventShape = "event-shape": "result events say success instead of ok",
+    NoKeepAlive = "no-keep-alive": "no keep-alive comments while a tool runs",
+    McpAsToolCalls = "mcp-as-tool-calls": "MCP calls also stream as delta.tool_calls",
+    NoRoundLimit = "no-round-limit": "max_rounds is not enforced",
+    NonstreamNoEvents = "nonstream-no-events": "whole answers lack message.strata_mcp",
+    PlaceholderText = "placeholder-text": "a picture's result text is a bare [image]",
+    ErrorsFailRequest = "errors-fail-request": "a tool error fails the request",
+    NoTruncationNote = "no-truncation-note": "long results are cut without the note",
+    FeatureOffLeaks = "feature-off-leaks": "image_results false behaves as true",
+    MimeDecides = "mime-decides": "the declared mime decides the format",
+    NoPictureCap = "no-picture-cap": "neither the 4-picture cap nor the size cap is applied",
+    WrongHash = "wrong-hash": "pictures are named by the hash of their base64",
+    LoosePermissions = "loose-permissions": "the cache is world-readable",
+    NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
+    Base64InEvents = "base64-in-events": "result events carry the pictures' base64",
+    MediaShape = "media-shape": "media entries lack width and height",
+    CacheErrorFails = "cache-error-fails": "a cache that cannot be written fails the request",
+    ForgetfulCache = "forgetful-cache": "the cache is emptied at every start",
+    MediaPublic = "media-public": "/tool-media answers without the key",
+    MediaHeaders = "media-headers": "/tool-media answers without nosniff and with no-cache",
+    No304 = "no-304": "If-None-Match is ignored",
+    NoHead = "no-head": "HEAD /tool-media is 404",
+    LooseNames = "loose-names": "any percent-decoded path under /tool-media/ is read from the cache folder",
+    FollowLinks = "follow-links": "links and non-regular files in the cache are served",
+    RefsLenient = "refs-lenient": "malformed references become notes instead of 400",
+    RefsMissingFail = "refs-missing-fail": "a reference to a missing file is a 400",
+    NoVisionPads = "no-vision-pads": "every picture takes one image token",
+    LiftNote = "lift-note": "lifted pictures leave a different note",
+    LiftUsers = "lift-users": "pictures are lifted from users' messages too",
+    LiftAnything = "lift-anything": "any long base64 run is lifted, picture or not",
+    ConfigLenient = "config-lenient": "bad MCP settings are accepted",
+    EmptyKeyOk = "empty-key-ok": "an empty API key is accepted",
+}
+
+/// A set of faults; empty in every server a user runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults(u64);
+
+impl Faults {
+    /// No faults.
+    pub const fn none() -> Self {
+        Faults(0)
+    }
+
+    /// A set holding `faults` (only effective in a build with the `faults` feature).
+    pub fn of(faults: &[Fault]) -> Self {
+        Faults(faults.iter().fold(0, |bits, f| bits | (1 << *f as u64)))
+    }
+
+    /// Whether `fault` is on.
+    #[inline]
+    pub fn has(self, fault: Fault) -> bool {
+        cfg!(feature = "faults") && self.0 & (1 << fault as u64) != 0
+    }
+}
