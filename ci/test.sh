@@ -13,6 +13,12 @@ command -v rustfmt >/dev/null || { echo "ci/test.sh: rustfmt is missing (rustup 
 say "MCP peers for the interop tests (npm, pip; pinned)"
 bash ci/install-interop.sh
 
+say "Chromium and ChromeDriver for the layout tests (Debian packages)"
+bash ci/install-browser.sh
+
+say "JavaScript syntax (node --check)"
+find . -name '*.js' -not -path './target/*' -not -path '*/node_modules/*' -print0 | xargs -0 -n1 node --check
+
 say "format"
 cargo fmt --all -- --check
 

@@ -7,6 +7,7 @@ mod config;
 mod health;
 mod hub;
 mod lifting;
+mod page;
 mod references;
 mod result_text;
 mod tool_loop;
@@ -48,6 +49,7 @@ pub fn all() -> Vec<Case> {
         references::cases(),
         lifting::cases(),
         vision::cases(),
+        page::cases(),
     ]
     .concat()
 }

@@ -87,6 +87,7 @@ faults! {
     LiftAnything = "lift-anything": "any long base64 run is lifted, picture or not",
     ConfigLenient = "config-lenient": "bad MCP settings are accepted",
     EmptyKeyOk = "empty-key-ok": "an empty API key is accepted",
+    NoPage = "no-page": "the chat page is not served",
 }
 
 /// A set of faults; empty in every server a user runs.

@@ -3,6 +3,7 @@
 
 mod chat;
 mod media;
+mod page;
 mod status;
 
 use std::sync::Arc;
@@ -25,6 +26,8 @@ pub mod paths {
     pub const PAGE: &str = "/";
     /// The page's assets, `/web/<name>`.
     pub const WEB_PREFIX: &str = "/web/";
+    /// The router's pattern for them.
+    pub const WEB_ASSET_ROUTE: &str = "/web/{name}";
     /// Health, without auth.
     pub const HEALTH: &str = "/health";
     /// Health, Strata's second spelling.
@@ -48,6 +51,8 @@ pub mod paths {
 /// The whole application for this state: routes, the auth gate, JSON 404s.
 pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
+        .route(paths::PAGE, get(page::index))
+        .route(paths::WEB_ASSET_ROUTE, get(page::asset))
         .route(paths::HEALTH, get(status::health))
         .route(paths::API_HEALTH, get(status::health))
         .route(paths::MODELS, get(status::models))

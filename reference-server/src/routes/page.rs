@@ -1,0 +1,43 @@
+//! The chat page (SPEC §13): `GET /` and `GET /web/<asset>`, vanilla HTML, CSS and JS compiled into the
+//! binary. Only bare asset names the page is made of are served (strata-wire C-B5), with `no-cache`.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+use crate::faults::Fault;
+use crate::state::AppState;
+
+const INDEX: &str = include_str!("../../web/index.html");
+const ASSETS: [(&str, &str, &str); 2] = [
+    ("app.js", "text/javascript; charset=utf-8", include_str!("../../web/app.js")),
+    ("app.css", "text/css; charset=utf-8", include_str!("../../web/app.css")),
+];
+
+/// `GET /`.
+pub async fn index(State(state): State<Arc<AppState>>) -> Response {
+    if state.faults().has(Fault::NoPage) {
+        return ApiError::not_found().into_response();
+    }
+    page(StatusCode::OK, "text/html; charset=utf-8", INDEX)
+}
+
+/// `GET /web/<name>`.
+pub async fn asset(Path(name): Path<String>) -> Response {
+    match ASSETS.iter().find(|(asset, _, _)| *asset == name) {
+        Some((_, mime, body)) => page(StatusCode::OK, mime, body),
+        None => ApiError::not_found().into_response(),
+    }
+}
+
+fn page(status: StatusCode, mime: &'static str, body: &'static str) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
