@@ -28,6 +28,12 @@ cargo build --workspace --bins --locked
 say "tests"
 cargo test --workspace --locked
 
+say "the official MCP conformance suite against vision-mcp over HTTP"
+bash ci/vision-conformance.sh
+
+say "a short load smoke test (every picture fetched back and checked)"
+cargo run --locked -q -p harness -- load --scenario mixed --concurrency 4 --duration 3s
+
 say "the README's main job (mediacheck against the embedded reference server)"
 cargo run --locked -q -p harness -- run
 

@@ -1,9 +1,15 @@
 //! # benches
 //!
-//! criterion benchmarks of the hot paths (ids `area/operation/input`): lifting pictures out of tool
-//! text, result-to-parts conversion, SHA-256 and the atomic cache write, serving `/tool-media`. Not
-//! written yet: they come with the load-and-benchmarks issue.
+//! criterion benchmarks of the hot paths, ids `area/operation/input` (DESIGN §7). Run them with
+//! `ci/bench.sh`, which keeps a baseline and prints what regressed.
 //!
 //! ## Layout
 //!
-//! (empty until that issue lands)
+//! - [`inputs`]: the inputs, shared by the benchmarks and their tests: seed 001's three tool messages
+//!   (2 MB with one picture, 2 MB with none, 20 KB), a 1.5 MB picture, a tool result carrying it.
+//! - `benches/lift.rs`: lifting pictures out of tool text, beside its limits — one `memchr` pass over
+//!   the same bytes, and one base64 decode of the picture.
+//! - `benches/media.rs`: result-to-parts, SHA-256 plus the atomic cache write, `GET /tool-media`
+//!   in-process, preparing a request that carries a `strata-tool-media:` reference.
+
+pub mod inputs;

@@ -59,10 +59,12 @@ impl Reply {
     }
 }
 
+/// The start of a body for a transcript (only the first few KiB are ever looked at: bodies can be
+/// megabytes of picture).
 fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut cut: String = text.chars().take(600).collect();
-    if text.chars().count() > 600 {
+    let head = String::from_utf8_lossy(&body[..body.len().min(2400)]);
+    let mut cut: String = head.chars().take(600).collect();
+    if body.len() > cut.len() {
         cut.push('…');
     }
     cut

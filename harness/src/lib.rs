@@ -1,6 +1,6 @@
 //! # mediacheck
 //!
-//! The conformance runner (and, later, the load generator) for MCP image transport. It checks a
+//! The conformance runner and the load generator for MCP image transport. It checks a
 //! server from the outside, clause by clause of SPEC.md.
 //!
 //! ## Layout
@@ -12,6 +12,7 @@
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
 //! - [`http`] / [`sse`]: the harness's own client and stream reader (raw paths, transcripts).
 //! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
+//! - [`load`]: `mediacheck load` — tool-picture traffic under load, HDR latencies, `lost: N`.
 //! - [`context`]: what a check sees — the client, the configuration folder, the fixture's log,
 //!   restarting the server, launching server processes.
 //!
@@ -23,6 +24,7 @@ pub mod case;
 pub mod cases;
 pub mod context;
 pub mod http;
+pub mod load;
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -53,6 +53,39 @@ enum Command {
         #[arg(long)]
         junit: Option<PathBuf>,
     },
+    /// Put tool-picture traffic on a server and measure it (default: the embedded reference server).
+    Load {
+        /// The traffic.
+        #[arg(long, value_enum, default_value = "mixed")]
+        scenario: harness::load::LoadScenario,
+        /// Closed loop: this many requests in flight, each sent when the last one finished.
+        #[arg(long, conflicts_with = "rate")]
+        concurrency: Option<usize>,
+        /// Open loop: this many requests per second, latency counted from the intended send time.
+        #[arg(long)]
+        rate: Option<f64>,
+        /// How long to send requests (e.g. 30s, 2m; at most 1 hour).
+        #[arg(long, default_value = "10s", value_parser = harness::load::options::parse_duration)]
+        duration: std::time::Duration,
+        /// Stop after this many requests (0: only the duration limits).
+        #[arg(long, default_value_t = 0)]
+        max_requests: u64,
+        /// Load an already running server at this URL (media-get only; loopback unless --allow-remote).
+        #[arg(long)]
+        url: Option<String>,
+        /// With --url: the server's API key.
+        #[arg(long)]
+        api_key: Option<String>,
+        /// With --url: the cached pictures to fetch (names like <sha256>.png); repeatable.
+        #[arg(long = "media")]
+        media: Vec<String>,
+        /// Allow --url to name a host that is not loopback.
+        #[arg(long)]
+        allow_remote: bool,
+        /// Write the JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// List the cases without running them.
     List {
         /// Also show which broken server variants each case is proven to fail against.
@@ -84,6 +117,29 @@ fn main() -> ExitCode {
         Command::ServeReference { args } => {
             let argv = std::iter::once("reference-server".to_string()).chain(args);
             reference_server::cli::run(argv, reference_server::faults::Faults::none())
+        }
+        Command::Load {
+            scenario,
+            concurrency,
+            rate,
+            duration,
+            max_requests,
+            url,
+            api_key,
+            media,
+            allow_remote,
+            json,
+        } => {
+            let pace = match rate {
+                Some(rate) if rate > 0.0 && rate.is_finite() => harness::load::Pace::Open { rate },
+                Some(_) => {
+                    eprintln!("mediacheck: --rate must be a number of requests per second above 0");
+                    return ExitCode::from(exit::USAGE);
+                }
+                None => harness::load::Pace::Closed { concurrency: concurrency.unwrap_or(8).clamp(1, 10_000) },
+            };
+            let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
+            load(options, url.map(|u| (u, api_key, media, allow_remote)), json)
         }
         Command::Run { url, api_key, spawn, only, baseline, json, junit } => {
             let target = match (url, spawn) {
@@ -150,6 +206,55 @@ fn run(
         verdicts.iter().any(|v| v.outcome == Outcome::Fail)
     };
     ExitCode::from(if failed { exit::FAILED } else { exit::PASSED })
+}
+
+type UrlTarget = (String, Option<String>, Vec<String>, bool);
+
+fn load(options: harness::load::LoadOptions, url: Option<UrlTarget>, json: Option<PathBuf>) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("mediacheck: failed to start the runtime: {error}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    runtime.block_on(async move {
+        let target = match url {
+            Some((base, key, media, allow_remote)) => harness::load::setup::url(&base, key, media, allow_remote),
+            None => {
+                eprintln!("starting the embedded reference server and caching the pictures to fetch");
+                harness::load::setup::embedded().await
+            }
+        };
+        let target = match target {
+            Ok(target) => target,
+            Err(error) => {
+                eprintln!("mediacheck: {error}");
+                return ExitCode::from(exit::USAGE);
+            }
+        };
+        let report = harness::load::run(&options, &target).await;
+        target.stop().await;
+        let report = match report {
+            Ok(report) => report,
+            Err(error) => {
+                eprintln!("mediacheck: {error}");
+                return ExitCode::from(exit::USAGE);
+            }
+        };
+        print!("{}", report.text());
+        if let Some(path) = json
+            && let Err(error) = std::fs::write(&path, report.json().to_string())
+        {
+            eprintln!("mediacheck: failed to write {}: {error}", path.display());
+            return ExitCode::from(exit::USAGE);
+        }
+        ExitCode::from(if report.lost == 0 && report.errors == 0 && report.ok > 0 {
+            exit::PASSED
+        } else {
+            exit::FAILED
+        })
+    })
 }
 
 /// `*` matches any run of characters; everything else matches itself.

@@ -77,6 +77,8 @@ pub struct EngineSettings {
     pub restart_per_request: bool,
     /// The context window in tokens.
     pub max_context: usize,
+    /// Named script lists, used instead of `scripts` when a request's `model` names one.
+    pub script_sets: Vec<(String, Vec<String>)>,
 }
 
 /// The script of strata-wire C-A2, used when neither the file nor `--script` gives one.
@@ -312,6 +314,7 @@ fn engine_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<Engi
         delay_ms: 0,
         restart_per_request: false,
         max_context: 262_144,
+        script_sets: Vec::new(),
     };
     let Some(block) = block else { return Ok(engine) };
     for (key, value) in object("engine", block)? {
@@ -327,10 +330,28 @@ fn engine_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<Engi
             "delay_ms" => engine.delay_ms = values::non_negative_integer(&path, value)?.min(60_000),
             "restart_per_request" => engine.restart_per_request = values::boolean(&path, value)?,
             "max_context" => engine.max_context = values::positive_integer(&path, value)?.min(1 << 30) as usize,
+            "script_sets" => {
+                let sets = object(&path, value)?;
+                for (name, scripts) in sets {
+                    let scripts = values::string_list(&format!("{path}.{name}"), scripts)?;
+                    if scripts.is_empty() {
+                        return Err(ConfigError::new(
+                            &format!("{path}.{name}"),
+                            scripts_value(value, name),
+                            "expected at least one script",
+                        ));
+                    }
+                    engine.script_sets.push((name.clone(), scripts));
+                }
+            }
             _ => warnings.push(format!("config {path}={}: unknown key, ignored", values::show(value))),
         }
     }
     Ok(engine)
+}
+
+fn scripts_value<'a>(sets: &'a Value, name: &str) -> &'a Value {
+    &sets[name]
 }
 
 fn mcp_settings_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<McpSettings, ConfigError> {

@@ -18,6 +18,8 @@ pub struct GenerateRequest {
     pub max_new: usize,
     /// Which pass of the current request this is (0 for the first round).
     pub pass_in_request: usize,
+    /// The model the request named (the mock engine picks a script set by it).
+    pub model: Option<String>,
 }
 
 /// A running pass: the tokens arrive on `tokens`; the channel closes when the pass ends.

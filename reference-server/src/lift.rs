@@ -87,15 +87,8 @@ pub fn lift_with(text: &str, rules: Rules) -> Option<Vec<Piece>> {
             start = outside + 1;
             continue;
         }
-        let mut end = probe + 1;
-        while end < bytes.len() && BASE64_CLASS[usize::from(bytes[end])] {
-            end += 1;
-        }
-        let mut padded = end;
-        while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
-            padded += 1;
-        }
-        if let Some(picture) = picture(&bytes[start..padded], rules.any_base64) {
+        let (padded, picture) = take_run(bytes, start, probe + 1, rules.any_base64);
+        if let Some(picture) = picture {
             found.push((prefix_start(bytes, start), padded, picture));
         }
         start = padded;
@@ -126,19 +119,72 @@ pub fn note(picture: &LiftedPicture) -> String {
     format!("[image ({}, {} bytes)]", picture.format.mime(), thousands(picture.bytes.len()))
 }
 
-fn picture(run: &[u8], any_base64: bool) -> Option<LiftedPicture> {
-    let unpadded = run.iter().take_while(|&&b| b != b'=').count();
-    if unpadded % 4 == 1 || unpadded / 4 * 3 > MAX_PICTURE_BYTES {
-        return None;
+/// The end of the base64 run that continues at `from`: eight bytes at a time while they all belong to
+/// the class (one branch per eight lookups), then byte by byte.
+fn run_end(bytes: &[u8], from: usize) -> usize {
+    let mut end = from;
+    while let Some(chunk) = bytes.get(end..end + 8) {
+        let all = chunk.iter().fold(true, |all, &b| all & BASE64_CLASS[usize::from(b)]);
+        if !all {
+            break;
+        }
+        end += 8;
     }
-    let head = general_purpose::STANDARD_NO_PAD.decode(&run[..16.min(unpadded) / 4 * 4]).ok()?;
+    while end < bytes.len() && BASE64_CLASS[usize::from(bytes[end])] {
+        end += 1;
+    }
+    end
+}
+
+/// Decoding happens a chunk at a time straight from the text: a chunk of class characters decodes
+/// whole, and the first byte outside the class — which ends the run — shows up as the decoder's
+/// error offset. So the run is read once, by the decoder, not once to find its end and again to decode.
+const CHUNK: usize = 64 << 10;
+
+/// Takes the run that starts at `start` (at least its first `known` bytes are known to be in the
+/// class): returns where it ends, its padding included, and the picture it holds, if any.
+fn take_run(bytes: &[u8], start: usize, known: usize, any_base64: bool) -> (usize, Option<LiftedPicture>) {
+    let head_len = 16.min(known - start) / 4 * 4;
+    let head = general_purpose::STANDARD_NO_PAD.decode(&bytes[start..start + head_len]).unwrap_or_default();
     let format = match Format::sniff(&head) {
         Some(format) => format,
         None if any_base64 => Format::Png,
-        None => return None,
+        None => return (padding_end(bytes, run_end(bytes, known)), None),
     };
-    let bytes = DECODER.decode(run).ok()?;
-    Some(LiftedPicture { bytes, format })
+    let mut out = Vec::new();
+    let mut at = start;
+    while let Some(chunk) = bytes.get(at..at + CHUNK) {
+        let before = out.len();
+        out.reserve(CHUNK / 4 * 3);
+        match general_purpose::STANDARD_NO_PAD.decode_vec(chunk, &mut out) {
+            Ok(()) => at += CHUNK,
+            Err(_) => {
+                out.truncate(before);
+                break;
+            }
+        }
+        if out.len() > MAX_PICTURE_BYTES {
+            return (padding_end(bytes, run_end(bytes, at)), None);
+        }
+    }
+    let end = run_end(bytes, at);
+    let padded = padding_end(bytes, end);
+    if (end - start) % 4 == 1
+        || DECODER.decode_vec(&bytes[at..padded], &mut out).is_err()
+        || out.len() > MAX_PICTURE_BYTES
+    {
+        return (padded, None);
+    }
+    (padded, Some(LiftedPicture { bytes: out, format }))
+}
+
+/// Past up to two `=` of padding after `end`.
+fn padding_end(bytes: &[u8], end: usize) -> usize {
+    let mut padded = end;
+    while padded < bytes.len() && padded - end < 2 && bytes[padded] == b'=' {
+        padded += 1;
+    }
+    padded
 }
 
 /// Where a `data:image/<subtype>;base64,` just before `start` begins, or `start` when there is none.
@@ -172,6 +218,17 @@ mod tests {
         assert_eq!(pieces[0], Piece::Text(format!("before [image (image/png, {} bytes)]", thousands(bytes.len()))));
         assert_eq!(pieces[1], Piece::Picture(LiftedPicture { bytes, format: Format::Png }));
         assert_eq!(pieces[2], Piece::Text(" after".into()));
+    }
+
+    #[test]
+    fn a_picture_longer_than_a_decoding_chunk_is_lifted_whole() {
+        for extra in [200_000, 3 * CHUNK, 3 * CHUNK / 4 * 3 - 2008] {
+            let (bytes, encoded) = png_base64(extra);
+            let text = format!("\"data\":\"{encoded}\",\"next\":1");
+            let pieces = lift(&text).expect("found");
+            assert_eq!(pieces[1], Piece::Picture(LiftedPicture { bytes, format: Format::Png }), "{extra}");
+            assert_eq!(pieces[2], Piece::Text("\",\"next\":1".into()));
+        }
     }
 
     #[test]

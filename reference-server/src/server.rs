@@ -5,6 +5,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -51,6 +52,10 @@ pub async fn serve(
         stop.await;
         shutdown.cancel();
     };
+    // Small frames (SSE chunks, 304s) go out at once.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let served = axum::serve(listener, app).with_graceful_shutdown(stopping).await;
     if let Some(hub) = &state.hub {
         hub.close().await;

@@ -23,6 +23,8 @@ pub struct ChatRequest {
     pub forced_tool_choice: bool,
     /// `response_format` asks for json_object or json_schema.
     pub structured_response: bool,
+    /// The `model` the client named.
+    pub model: Option<String>,
 }
 
 impl ChatRequest {
@@ -58,7 +60,8 @@ impl ChatRequest {
             .and_then(|f| f.get("type"))
             .and_then(Value::as_str)
             .is_some_and(|t| t == "json_object" || t == "json_schema");
-        Ok(Self { messages, tools, stream, max_tokens, strata_mcp, forced_tool_choice, structured_response })
+        let model = object.get("model").and_then(Value::as_str).map(str::to_string);
+        Ok(Self { messages, tools, stream, max_tokens, strata_mcp, forced_tool_choice, structured_response, model })
     }
 }
 

@@ -195,8 +195,12 @@ async fn pass(
     cancel: &CancellationToken,
     events: &mpsc::Sender<TurnEvent>,
 ) -> PassOutcome {
-    let generate =
-        GenerateRequest { prompt: Arc::clone(&prepared.ids), max_new: prepared.max_new, pass_in_request: pass_index };
+    let generate = GenerateRequest {
+        prompt: Arc::clone(&prepared.ids),
+        max_new: prepared.max_new,
+        pass_in_request: pass_index,
+        model: request.model.clone(),
+    };
     let mut generation = state.engine.generate(generate, cancel.child_token());
     let mut parser = OutputParser::new(generation.starts_in_reasoning);
     let mut outcome = PassOutcome {

@@ -1,8 +1,9 @@
 //! The scripted mock engine (strata-wire C-A2, C-M2): each pass replays the next script byte by byte,
 //! then `<|im_end|>`; the last script repeats. With `restart_per_request` the scripts start again for each
-//! request, so a load test can run the same tool round over and over.
+//! request, so a load test can run the same tool round over and over; a request whose `model` names one
+//! of `script_sets` replays that set instead (SPEC 4.9).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,21 +17,16 @@ use crate::tokenizer::{IM_END, encode};
 
 const KEPT_PROMPTS: usize = 16;
 
-/// Replays scripts.
-pub struct MockEngine {
-    scripts: Vec<Arc<Vec<u32>>>,
+/// One list of scripts and how far it has got.
+struct Scripts {
+    ids: Vec<Arc<Vec<u32>>>,
     thinks: Vec<bool>,
-    delay: Duration,
-    restart_per_request: bool,
     passes: AtomicUsize,
-    prompts: Mutex<VecDeque<Arc<Vec<u32>>>>,
 }
 
-impl MockEngine {
-    /// An engine for these settings.
-    pub fn new(settings: &EngineSettings) -> Self {
-        let mut scripts: Vec<Arc<Vec<u32>>> = settings
-            .scripts
+impl Scripts {
+    fn new(scripts: &[String]) -> Self {
+        let mut ids: Vec<Arc<Vec<u32>>> = scripts
             .iter()
             .map(|s| {
                 let mut ids = encode(s);
@@ -38,26 +34,43 @@ impl MockEngine {
                 Arc::new(ids)
             })
             .collect();
-        if scripts.is_empty() {
-            scripts.push(Arc::new(vec![IM_END]));
+        if ids.is_empty() {
+            ids.push(Arc::new(vec![IM_END]));
         }
+        Self { ids, thinks: scripts.iter().map(|s| s.contains("</think>")).collect(), passes: AtomicUsize::new(0) }
+    }
+}
+
+/// Replays scripts.
+pub struct MockEngine {
+    default: Scripts,
+    sets: HashMap<String, Scripts>,
+    delay: Duration,
+    restart_per_request: bool,
+    prompts: Mutex<VecDeque<Arc<Vec<u32>>>>,
+}
+
+impl MockEngine {
+    /// An engine for these settings.
+    pub fn new(settings: &EngineSettings) -> Self {
         Self {
-            thinks: settings.scripts.iter().map(|s| s.contains("</think>")).collect(),
-            scripts,
+            default: Scripts::new(&settings.scripts),
+            sets: settings.script_sets.iter().map(|(name, scripts)| (name.clone(), Scripts::new(scripts))).collect(),
             delay: Duration::from_millis(settings.delay_ms),
             restart_per_request: settings.restart_per_request,
-            passes: AtomicUsize::new(0),
             prompts: Mutex::new(VecDeque::new()),
         }
     }
 
-    fn pick(&self, request: &GenerateRequest) -> usize {
+    fn pick(&self, request: &GenerateRequest) -> (Arc<Vec<u32>>, bool) {
+        let scripts = request.model.as_ref().and_then(|m| self.sets.get(m)).unwrap_or(&self.default);
         let pass = if self.restart_per_request {
             request.pass_in_request
         } else {
-            self.passes.fetch_add(1, Ordering::Relaxed)
+            scripts.passes.fetch_add(1, Ordering::Relaxed)
         };
-        pass.min(self.scripts.len() - 1)
+        let which = pass.min(scripts.ids.len() - 1);
+        (Arc::clone(&scripts.ids[which]), scripts.thinks.get(which).copied().unwrap_or(false))
     }
 }
 
@@ -69,8 +82,7 @@ impl Engine for MockEngine {
             }
             prompts.push_back(Arc::clone(&request.prompt));
         }
-        let which = self.pick(&request);
-        let script = Arc::clone(&self.scripts[which]);
+        let (script, starts_in_reasoning) = self.pick(&request);
         let delay = self.delay;
         let (sender, tokens) = mpsc::channel(256);
         tokio::spawn(async move {
@@ -90,7 +102,7 @@ impl Engine for MockEngine {
                 }
             }
         });
-        Generation { starts_in_reasoning: self.thinks.get(which).copied().unwrap_or(false), tokens }
+        Generation { starts_in_reasoning, tokens }
     }
 
     fn recent_prompts(&self) -> Vec<Arc<Vec<u32>>> {

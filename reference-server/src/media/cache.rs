@@ -1,8 +1,16 @@
 //! The content-addressed picture cache, `<config-stem>.tool-media/` (SPEC 8.3, 8.9, 9.3): every file is
 //! named by its SHA-256, written to a temp file in the same folder and renamed, never rewritten, and
 //! read back only as a regular file directly inside the folder (a symlink is never followed).
+//!
+//! Serving keeps recently read pictures in memory (their content can never change: the name is the
+//! hash), but every request still looks at the file itself first, so a picture removed from the folder
+//! is gone at once.
 
+use std::collections::{HashMap, VecDeque};
 use std::fs::{self, File, OpenOptions};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -18,6 +26,35 @@ use crate::faults::{Fault, Faults};
 pub struct MediaCache {
     dir: PathBuf,
     faults: Faults,
+    recent: Arc<Mutex<Recent>>,
+}
+
+/// How many bytes of pictures are kept in memory for serving.
+const MEMORY_BUDGET: usize = 64 << 20;
+
+/// Recently served pictures, oldest first.
+#[derive(Debug, Default)]
+struct Recent {
+    bytes: HashMap<String, Bytes>,
+    order: VecDeque<String>,
+    total: usize,
+}
+
+impl Recent {
+    fn insert(&mut self, name: &str, bytes: Bytes) {
+        if bytes.len() > MEMORY_BUDGET / 4 || self.bytes.contains_key(name) {
+            return;
+        }
+        while self.total + bytes.len() > MEMORY_BUDGET {
+            let Some(oldest) = self.order.pop_front() else { break };
+            if let Some(gone) = self.bytes.remove(&oldest) {
+                self.total -= gone.len();
+            }
+        }
+        self.total += bytes.len();
+        self.order.push_back(name.to_string());
+        self.bytes.insert(name.to_string(), bytes);
+    }
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -34,7 +71,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 impl MediaCache {
     /// A cache in `dir` (created on the first write).
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir, faults: Faults::none() }
+        Self { dir, faults: Faults::none(), recent: Arc::default() }
     }
 
     /// The same cache with deliberate faults (fixtures/broken only).
@@ -120,6 +157,37 @@ impl MediaCache {
             return Err(io::Error::new(io::ErrorKind::NotFound, "not a regular file"));
         }
         Ok((file, meta.len()))
+    }
+
+    /// The size of a cached picture if it is a regular file directly in the folder (a link is not
+    /// followed). Cheap: one `lstat`.
+    pub fn size(&self, name: &MediaName) -> io::Result<u64> {
+        let path = self.dir.join(name.as_str());
+        let meta = if self.faults.has(Fault::FollowLinks) { fs::metadata(path)? } else { fs::symlink_metadata(path)? };
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "not a regular file"));
+        }
+        Ok(meta.len())
+    }
+
+    /// A picture served before, when its file is still there: `Ok(None)` means "read it" ([`Self::serve`]).
+    pub fn recent(&self, name: &MediaName) -> io::Result<Option<Bytes>> {
+        let size = self.size(name)?;
+        let recent = self.recent.lock().ok().and_then(|r| r.bytes.get(name.as_str()).cloned());
+        Ok(recent.filter(|b| b.len() as u64 == size))
+    }
+
+    /// A picture to serve: from memory when it was read before and its file is still there,
+    /// otherwise read from the folder (and kept).
+    pub fn serve(&self, name: &MediaName) -> io::Result<Bytes> {
+        if let Some(bytes) = self.recent(name)? {
+            return Ok(bytes);
+        }
+        let bytes = Bytes::from(self.read(name)?);
+        if let Ok(mut recent) = self.recent.lock() {
+            recent.insert(name.as_str(), bytes.clone());
+        }
+        Ok(bytes)
     }
 
     /// Reads a cached picture whole.

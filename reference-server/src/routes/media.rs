@@ -30,22 +30,25 @@ pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, head
     if matches_etag(&headers, &etag) && !faults.has(Fault::No304) {
         return answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty(), faults);
     }
-    let cache = state.media.clone();
-    let wanted = name.clone();
-    let read = tokio::task::spawn_blocking(move || {
-        if method == Method::HEAD {
-            cache.open(&wanted).map(|(_, len)| (len, None))
-        } else {
-            cache.read(&wanted).map(|b| (b.len() as u64, Some(b)))
+    // HEAD and a picture served before need one `lstat`; a first read goes to a blocking thread.
+    let served = if method == Method::HEAD {
+        state.media.size(&name).map(|len| (len, None))
+    } else if let Ok(Some(bytes)) = state.media.recent(&name) {
+        Ok((bytes.len() as u64, Some(bytes)))
+    } else {
+        let cache = state.media.clone();
+        let wanted = name.clone();
+        match tokio::task::spawn_blocking(move || cache.serve(&wanted)).await {
+            Ok(bytes) => bytes.map(|b| (b.len() as u64, Some(b))),
+            Err(_) => Err(std::io::Error::other("the read stopped")),
         }
-    })
-    .await;
-    match read {
-        Ok(Ok((len, bytes))) => {
+    };
+    match served {
+        Ok((len, bytes)) => {
             let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
             answer(StatusCode::OK, &name, &etag, Some(len), body, faults)
         }
-        _ => ApiError::not_found().into_response(),
+        Err(_) => ApiError::not_found().into_response(),
     }
 }
 

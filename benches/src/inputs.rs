@@ -1,0 +1,60 @@
+//! Benchmark inputs, built the same way every run.
+
+use base64::Engine;
+
+/// A photo-like PNG of about 1.5 MB (noise barely compresses: 3 bytes a pixel).
+pub fn picture_1_5mb() -> Vec<u8> {
+    fixtures::images::noise_png(800, 625, 5)
+}
+
+/// The picture's base64.
+pub fn picture_base64(picture: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(picture)
+}
+
+/// A 2 MB tool message with one picture: the AI SDK's stringified tool content (seed 001).
+pub fn two_mb_one_picture() -> String {
+    fixtures::payloads::chatbox_tool_content("Screenshot taken.", &picture_1_5mb())
+}
+
+/// Log-like JSON lines: a tool result with no picture in it.
+fn log_lines(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 200);
+    let mut i = 0u64;
+    while text.len() < bytes {
+        text.push_str(&format!(
+            "{{\"ts\":\"2026-11-30T05:{:02}:{:02}Z\",\"level\":\"info\",\"msg\":\"request served\",\"path\":\"/api/items/{}\",\"ms\":{}}}\n",
+            (i / 60) % 60,
+            i % 60,
+            10_000 + i * 7,
+            i % 97
+        ));
+        i += 1;
+    }
+    text.truncate(bytes);
+    text
+}
+
+/// A 2 MB tool message with no picture.
+pub fn two_mb_none() -> String {
+    log_lines(2 << 20)
+}
+
+/// A 20 KB tool message.
+pub fn twenty_kb() -> String {
+    log_lines(20 << 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inputs_are_what_their_names_say() {
+        let one = two_mb_one_picture();
+        assert!((1_900_000..2_300_000).contains(&one.len()), "{}", one.len());
+        assert_eq!(reference_server::lift::lift(&one).map(|p| p.len()), Some(3), "one picture lifted");
+        assert!(reference_server::lift::lift(&two_mb_none()).is_none());
+        assert_eq!(twenty_kb().len(), 20 << 10);
+    }
+}

@@ -1,0 +1,135 @@
+//! What a load run does: which traffic, how it is paced, for how long.
+
+use std::time::Duration;
+
+/// The traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadScenario {
+    /// Authenticated `GET /tool-media/<name>` of cached pictures of realistic sizes.
+    MediaGet,
+    /// Streamed chat turns whose tool returns two pictures.
+    ChatImage,
+    /// Streamed chat turns whose tool returns four pictures never seen before (cache writes).
+    CacheWrite,
+    /// The three together.
+    Mixed,
+}
+
+/// One kind of request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    /// A picture fetch.
+    MediaGet,
+    /// A chat turn with pictures the cache already holds after the first.
+    ChatImage,
+    /// A chat turn with new pictures.
+    CacheWrite,
+}
+
+impl Op {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::MediaGet => "media-get",
+            Op::ChatImage => "chat-image",
+            Op::CacheWrite => "cache-write",
+        }
+    }
+}
+
+impl LoadScenario {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadScenario::MediaGet => "media-get",
+            LoadScenario::ChatImage => "chat-image",
+            LoadScenario::CacheWrite => "cache-write",
+            LoadScenario::Mixed => "mixed",
+        }
+    }
+
+    /// The request kinds, in the round-robin order requests take.
+    pub fn ops(self) -> &'static [Op] {
+        match self {
+            LoadScenario::MediaGet => &[Op::MediaGet],
+            LoadScenario::ChatImage => &[Op::ChatImage],
+            LoadScenario::CacheWrite => &[Op::CacheWrite],
+            LoadScenario::Mixed => &[Op::MediaGet, Op::ChatImage, Op::CacheWrite],
+        }
+    }
+}
+
+/// How requests are paced.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pace {
+    /// N workers, each sending its next request when the last one finished.
+    Closed {
+        /// Workers.
+        concurrency: usize,
+    },
+    /// Requests sent on a fixed schedule whatever the server does; latency counts from the intended
+    /// send time, so a stalled server cannot hide its stall (coordinated omission).
+    Open {
+        /// Requests per second.
+        rate: f64,
+    },
+}
+
+/// A load run.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The traffic.
+    pub scenario: LoadScenario,
+    /// The pacing.
+    pub pace: Pace,
+    /// How long requests are started for.
+    pub duration: Duration,
+    /// At most this many requests (0: no limit but the duration).
+    pub max_requests: u64,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// The longest run accepted.
+pub const MAX_DURATION: Duration = Duration::from_secs(3600);
+/// Open-loop requests in flight beyond which new ones are counted as `overload` errors, not sent.
+pub const MAX_IN_FLIGHT: usize = 4096;
+
+/// Reads `30s`, `1.5m`, `500ms` or a plain number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => (&text[..at], &text[at..]),
+        None => (text, "s"),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("'{text}' is not a duration (e.g. 30s, 2m, 500ms)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("'{text}': the unit must be ms, s or m")),
+    };
+    if seconds.is_nan() || seconds <= 0.0 || Duration::from_secs_f64(seconds) > MAX_DURATION {
+        return Err(format!("'{text}': a duration above 0 and at most 1 hour"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("2h").is_err());
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("90m").is_err());
+    }
+}

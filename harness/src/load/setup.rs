@@ -1,0 +1,120 @@
+//! The server under load: the embedded reference server wired to an in-process fixture MCP server
+//! (pictures of realistic sizes cached by a warm-up turn), or a server on loopback given by URL.
+
+use fixtures::scripts::{answer_script, calls_script};
+use serde_json::{Value, json};
+
+use crate::http::Http;
+use crate::sse::EventStream;
+
+/// The key the embedded server requires (so every request pays for authentication, as in production).
+const KEY: &str = "mediacheck-load-key";
+
+/// A server to load.
+pub struct LoadTarget {
+    /// A client for it.
+    pub http: Http,
+    /// Cached pictures for `media-get`, as names.
+    pub media: Vec<String>,
+    /// Whether the server runs in this process (its memory is this process's).
+    pub in_process: bool,
+    /// Which request kinds it can serve, and why not.
+    pub chat: Result<(), String>,
+    _embedded: Option<Embedded>,
+}
+
+struct Embedded {
+    server: reference_server::RunningServer,
+    _fixture: fixtures::http::HttpFixture,
+    _dir: tempfile::TempDir,
+}
+
+impl LoadTarget {
+    /// Stops what was started.
+    pub async fn stop(self) {
+        if let Some(embedded) = self._embedded {
+            embedded.server.stop().await;
+        }
+    }
+}
+
+/// The script sets the embedded server replays, by the `model` a request names.
+fn script_sets() -> Value {
+    json!({
+        "chat-image": [
+            calls_script(&[("fake__picture", &[("width", "1280"), ("height", "720"), ("count", "2")])]),
+            answer_script("Two pictures."),
+        ],
+        "cache-write": [
+            calls_script(&[("fake__fresh_picture", &[("width", "640"), ("height", "480"), ("count", "4")])]),
+            answer_script("Four new pictures."),
+        ],
+        "warm-up": [
+            calls_script(&[
+                ("fake__picture", &[("width", "640"), ("height", "360"), ("count", "1"), ("seed", "40")]),
+                ("fake__picture", &[("width", "1280"), ("height", "720"), ("count", "1"), ("seed", "41")]),
+                ("fake__photo", &[("width", "800"), ("height", "600"), ("seed", "42")]),
+            ]),
+            answer_script("Warm."),
+        ],
+    })
+}
+
+/// Starts the embedded reference server for load and caches the `media-get` pictures.
+pub async fn embedded() -> Result<LoadTarget, String> {
+    let fixture = fixtures::http::serve_http(Default::default(), 0, None).await.map_err(|e| format!("fixture: {e}"))?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let config = json!({
+        "api_key": KEY,
+        "mcp": {"image_results": true, "timeout_s": 120},
+        "mcp_servers": {"fake": {"url": fixture.url}},
+        "engine": {"restart_per_request": true, "scripts": [answer_script("ok")], "script_sets": script_sets()},
+    });
+    let path = dir.path().join("load.json");
+    std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
+    let overrides = reference_server::config::Overrides { port: Some(0), ..Default::default() };
+    let loaded = reference_server::config::RunConfig::load(&path, &overrides).map_err(|e| e.to_string())?;
+    let server = reference_server::start(loaded.config).await.map_err(|e| e.to_string())?;
+    let http = Http::new(&server.url(), Some(KEY.into()));
+    let media = warm_up(&http).await?;
+    Ok(LoadTarget {
+        http,
+        media,
+        in_process: true,
+        chat: Ok(()),
+        _embedded: Some(Embedded { server, _fixture: fixture, _dir: dir }),
+    })
+}
+
+async fn warm_up(http: &Http) -> Result<Vec<String>, String> {
+    let body = json!({"model": "warm-up", "stream": true, "strata_mcp": true,
+        "messages": [{"role": "user", "content": "warm up"}]});
+    let reply = http.post_json("/v1/chat/completions", &body).send().await.map_err(|e| format!("{e:?}"))?;
+    let stream = EventStream::parse(&reply.text());
+    let names: Vec<String> = stream
+        .results()
+        .iter()
+        .flat_map(|r| r["media"].as_array().cloned().unwrap_or_default())
+        .filter_map(|m| m["url"].as_str().map(|u| u.trim_start_matches("/tool-media/").to_string()))
+        .collect();
+    if names.len() != 3 {
+        return Err(format!("the warm-up turn cached {} pictures instead of 3", names.len()));
+    }
+    Ok(names)
+}
+
+/// A server already running at `base`, on loopback unless `allow_remote`.
+pub fn url(base: &str, api_key: Option<String>, media: Vec<String>, allow_remote: bool) -> Result<LoadTarget, String> {
+    let host = base.split("://").nth(1).unwrap_or(base).split(['/', ':']).next().unwrap_or_default();
+    let loopback = host == "localhost" || host.starts_with("127.") || host == "[::1]";
+    if !loopback && !allow_remote {
+        return Err(format!("{base} is not on loopback: pass --allow-remote to load another host"));
+    }
+    Ok(LoadTarget {
+        http: Http::new(base, api_key),
+        media,
+        in_process: false,
+        chat: Err("chat scenarios need the embedded server (its fixture MCP server scripts the pictures)".into()),
+        _embedded: None,
+    })
+}

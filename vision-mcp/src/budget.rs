@@ -1,0 +1,116 @@
+//! The call budget (seed 003): a SQLite file that survives restarts, limits per rolling 24 hours and
+//! per rolling 10 minutes, and a call reserved in one `BEGIN IMMEDIATE` transaction *before* the API is
+//! asked. A reserved call stays consumed whatever happens next (failure, timeout, cancellation).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// Why no call was reserved. The texts go back to the client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    /// The day's calls are used up.
+    #[error("the limit of {0} calls per day is used up; nothing was sent")]
+    Day(u32),
+    /// The 10 minutes' calls are used up.
+    #[error("the limit of {0} calls per 10 minutes is used up; try again later (nothing was sent)")]
+    TenMinutes(u32),
+    /// The database cannot be opened or written.
+    #[error("the usage database cannot be used, so nothing was sent")]
+    Unusable,
+}
+
+/// The limits and where they are kept.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    path: PathBuf,
+    per_day: u32,
+    per_10_min: u32,
+}
+
+fn now_seconds() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs() as i64
+}
+
+impl Budget {
+    /// A budget kept in `path`.
+    pub fn new(path: &Path, per_day: u32, per_10_min: u32) -> Self {
+        Self { path: path.to_path_buf(), per_day, per_10_min }
+    }
+
+    fn connect(&self) -> rusqlite::Result<Connection> {
+        let connection = Connection::open(&self.path)?;
+        connection.busy_timeout(Duration::from_secs(10))?;
+        connection.execute_batch(
+            "PRAGMA journal_mode = WAL; CREATE TABLE IF NOT EXISTS calls (at INTEGER NOT NULL);
+             CREATE INDEX IF NOT EXISTS calls_at ON calls (at);",
+        )?;
+        Ok(connection)
+    }
+
+    /// Whether the database can be opened and written now (checked at startup, for a log line).
+    pub fn usable(&self) -> bool {
+        self.connect().is_ok()
+    }
+
+    /// Reserves one call now, or says why not. Blocking: call it on a blocking thread.
+    pub fn reserve(&self) -> Result<(), BudgetError> {
+        self.reserve_at(now_seconds())
+    }
+
+    /// Reserves one call at `now` (seconds since the epoch).
+    pub fn reserve_at(&self, now: i64) -> Result<(), BudgetError> {
+        let mut connection = self.connect().map_err(|_| BudgetError::Unusable)?;
+        let transaction =
+            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|_| BudgetError::Unusable)?;
+        let count = |since: i64| -> Result<u32, BudgetError> {
+            transaction
+                .query_row("SELECT COUNT(*) FROM calls WHERE at > ?1", [since], |row| row.get::<_, u32>(0))
+                .map_err(|_| BudgetError::Unusable)
+        };
+        if count(now - 86_400)? >= self.per_day {
+            return Err(BudgetError::Day(self.per_day));
+        }
+        if count(now - 600)? >= self.per_10_min {
+            return Err(BudgetError::TenMinutes(self.per_10_min));
+        }
+        transaction.execute("INSERT INTO calls (at) VALUES (?1)", [now]).map_err(|_| BudgetError::Unusable)?;
+        transaction.commit().map_err(|_| BudgetError::Unusable)
+    }
+
+    /// Calls recorded in the last 24 hours (for tests and the log).
+    pub fn used_today(&self) -> Result<u32, BudgetError> {
+        let connection = self.connect().map_err(|_| BudgetError::Unusable)?;
+        connection
+            .query_row("SELECT COUNT(*) FROM calls WHERE at > ?1", [now_seconds() - 86_400], |row| row.get(0))
+            .map_err(|_| BudgetError::Unusable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_windows_are_enforced_and_roll() {
+        let dir = tempfile::tempdir().expect("dir");
+        let budget = Budget::new(&dir.path().join("usage.sqlite3"), 4, 2);
+        let t = 1_000_000;
+        assert_eq!(budget.reserve_at(t), Ok(()));
+        assert_eq!(budget.reserve_at(t + 1), Ok(()));
+        assert_eq!(budget.reserve_at(t + 2), Err(BudgetError::TenMinutes(2)));
+        assert_eq!(budget.reserve_at(t + 601), Ok(()));
+        assert_eq!(budget.reserve_at(t + 602), Ok(()));
+        assert_eq!(budget.reserve_at(t + 1300), Err(BudgetError::Day(4)));
+        assert_eq!(budget.reserve_at(t + 86_401), Ok(()), "a call 24 hours old no longer counts");
+    }
+
+    #[test]
+    fn an_unusable_database_reserves_nothing() {
+        let dir = tempfile::tempdir().expect("dir");
+        let budget = Budget::new(&dir.path().join("no-such-folder/usage.sqlite3"), 4, 2);
+        assert_eq!(budget.reserve(), Err(BudgetError::Unusable));
+        assert!(!budget.usable());
+    }
+}

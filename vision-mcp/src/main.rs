@@ -1,0 +1,160 @@
+//! `vision-mcp [--http [--host H] [--port P]]` and `vision-mcp check URL …` — see README.md.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use rmcp::ServiceExt;
+use vision_mcp::config::Settings;
+use vision_mcp::guard::Guard;
+use vision_mcp::openai::OPENAI_BASE;
+use vision_mcp::server::{VisionServer, http_app};
+use vision_mcp::tool::Analyzer;
+
+/// Exit code for settings the server cannot use.
+const EXIT_CONFIG: u8 = 2;
+/// Exit code for anything else that stops it.
+const EXIT_FAILED: u8 = 1;
+
+/// One tool, analyze_image: a picture from one folder, looked at by the OpenAI Responses API.
+#[derive(Debug, Parser)]
+#[command(name = "vision-mcp", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Serve Streamable HTTP at /mcp instead of stdio (needs VISION_MCP_TOKEN).
+    #[arg(long)]
+    http: bool,
+    /// With --http: the address to bind (a container binds 0.0.0.0).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// With --http: the port.
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Initialize and list the tools at URL (token from VISION_MCP_TOKEN); with --image, one real call.
+    Check {
+        /// The server's /mcp URL.
+        url: String,
+        /// A picture in the server's image folder: makes one real, billed call.
+        #[arg(long)]
+        image: Option<String>,
+        /// auto, low or high.
+        #[arg(long, default_value = "auto")]
+        detail: String,
+        /// What to ask about the picture.
+        #[arg(long, default_value = "List what is visible in this picture.")]
+        prompt: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| "info,rmcp=warn".into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("vision-mcp: failed to start the runtime: {error}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    match cli.command {
+        Some(Command::Check { url, image, detail, prompt }) => runtime.block_on(check(url, image, detail, prompt)),
+        None => runtime.block_on(serve(cli.http, &cli.host, cli.port)),
+    }
+}
+
+async fn check(url: String, image: Option<String>, detail: String, prompt: String) -> ExitCode {
+    let Some(token) = std::env::var("VISION_MCP_TOKEN").ok().filter(|t| !t.trim().is_empty()) else {
+        eprintln!("vision-mcp: VISION_MCP_TOKEN: missing or empty: check needs the server's token");
+        return ExitCode::from(EXIT_CONFIG);
+    };
+    let request = vision_mcp::check::CheckRequest { url, token: token.trim().to_string(), image, detail, prompt };
+    match vision_mcp::check::run(&request).await {
+        Ok(report) => {
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("vision-mcp: {error}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+async fn serve(http: bool, host: &str, port: u16) -> ExitCode {
+    let settings = match Settings::from_env(|k| std::env::var(k).ok(), http) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("vision-mcp: {error}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    if !settings.image_root.is_dir() {
+        eprintln!("vision-mcp: VISION_IMAGE_ROOT: not a folder this server can read");
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    let analyzer = match Analyzer::new(&settings, OPENAI_BASE) {
+        Ok(analyzer) => analyzer,
+        Err(error) => {
+            eprintln!("vision-mcp: {error}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    if !analyzer.budget().usable() {
+        tracing::warn!("VISION_USAGE_DB cannot be used: every call will be refused until it can");
+    }
+    if !http {
+        let transport = (tokio::io::stdin(), tokio::io::stdout());
+        return match VisionServer::new(analyzer).serve(transport).await {
+            Ok(service) => {
+                let _ = service.waiting().await;
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("vision-mcp: {error}");
+                ExitCode::from(EXIT_FAILED)
+            }
+        };
+    }
+    let addr: SocketAddr = match format!("{host}:{port}").parse().or_else(|_| format!("[{host}]:{port}").parse()) {
+        Ok(addr) => addr,
+        Err(_) => {
+            eprintln!("vision-mcp: --host: '{host}' is not an IP address");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("vision-mcp: failed to listen on {addr}: {error}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let token = settings.token.clone().unwrap_or_default();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let app = http_app(analyzer, Guard::new(&token, &settings.allowed_hosts), stop.clone());
+    let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    println!("listening on http://{bound}/mcp");
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            stop.cancel();
+        })
+        .await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("vision-mcp: failed while serving: {error}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Shared helpers: settings over a temp folder, pictures on disk, a wiremock standing in for OpenAI.
+
+#![allow(dead_code, reason = "each test file uses a different part of the helpers")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use vision_mcp::config::Settings;
+use vision_mcp::tool::Analyzer;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+pub const KEY: &str = "sk-test-KEY-0123456789";
+pub const TOKEN: &str = "token-0123456789-0123456789-0123456789";
+
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub settings: Settings,
+}
+
+impl Setup {
+    pub fn new(per_day: u32, per_10_min: u32) -> Setup {
+        let dir = tempfile::tempdir().expect("dir");
+        let root = dir.path().join("images");
+        std::fs::create_dir(&root).expect("images folder");
+        let root_text = root.display().to_string();
+        let db_text = dir.path().join("usage.sqlite3").display().to_string();
+        let (day, ten) = (per_day.to_string(), per_10_min.to_string());
+        let vars = [
+            ("OPENAI_API_KEY", KEY),
+            ("VISION_MCP_TOKEN", TOKEN),
+            ("VISION_IMAGE_ROOT", root_text.as_str()),
+            ("VISION_USAGE_DB", db_text.as_str()),
+            ("VISION_MAX_CALLS_PER_DAY", day.as_str()),
+            ("VISION_MAX_CALLS_PER_10_MIN", ten.as_str()),
+            ("VISION_MAX_OUTPUT_TOKENS", "300"),
+        ];
+        let settings =
+            Settings::from_env(|k| vars.iter().find(|(name, _)| *name == k).map(|(_, v)| v.to_string()), true)
+                .expect("settings");
+        Setup { dir, root, settings }
+    }
+
+    pub fn analyzer(&self, base: &str) -> Arc<Analyzer> {
+        Analyzer::new(&self.settings, base).expect("analyzer")
+    }
+
+    pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.root.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("folder");
+        }
+        std::fs::write(&path, bytes).expect("picture");
+        path
+    }
+}
+
+pub fn png(width: u32, height: u32) -> Vec<u8> {
+    fixtures::images::picture(fixtures::images::PictureFormat::Png, width, height, 1)
+}
+
+/// The Responses API answer the mock gives.
+pub fn answer(text: &str, status: &str) -> Value {
+    json!({
+        "id": "resp_1", "object": "response", "status": status,
+        "incomplete_details": if status == "incomplete" { json!({"reason": "max_output_tokens"}) } else { Value::Null },
+        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}],
+        "usage": {"input_tokens": 321, "output_tokens": 45, "total_tokens": 366},
+    })
+}
+
+/// A mock OpenAI that answers `body` to `POST /v1/responses`.
+pub async fn openai(body: Value) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The JSON bodies the mock received.
+pub async fn requests(server: &MockServer) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("a JSON body"))
+        .collect()
+}
+
+pub fn root_text(root: &Path) -> String {
+    root.display().to_string()
+}
