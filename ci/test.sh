@@ -28,6 +28,10 @@ cargo build --workspace --bins --locked
 say "tests"
 cargo test --workspace --locked
 
+say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU)"
+bash ci/install-libtorch.sh
+cargo test --locked -p reference-server --features torch --test torch
+
 say "the official MCP conformance suite against vision-mcp over HTTP"
 bash ci/vision-conformance.sh
 

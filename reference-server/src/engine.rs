@@ -20,6 +20,8 @@ pub struct GenerateRequest {
     pub pass_in_request: usize,
     /// The model the request named (the mock engine picks a script set by it).
     pub model: Option<String>,
+    /// The pictures' embeddings, in prompt order, when the vision backend computes them.
+    pub embeddings: Vec<Arc<crate::vision::Embeddings>>,
 }
 
 /// A running pass: the tokens arrive on `tokens`; the channel closes when the pass ends.
@@ -37,6 +39,11 @@ pub trait Engine: Send + Sync + 'static {
 
     /// The prompts of the most recent passes, oldest first (for tests that read what the model got).
     fn recent_prompts(&self) -> Vec<Arc<Vec<u32>>> {
+        Vec::new()
+    }
+
+    /// The embeddings of the most recent passes, oldest first.
+    fn recent_embeddings(&self) -> Vec<Vec<Arc<crate::vision::Embeddings>>> {
         Vec::new()
     }
 }

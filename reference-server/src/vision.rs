@@ -3,6 +3,8 @@
 //! (`geometry`) is plain Rust shared by every backend, so builds without libtorch count tokens exactly.
 
 pub mod geometry;
+#[cfg(feature = "torch")]
+pub mod torch;
 
 use std::sync::Arc;
 
@@ -16,6 +18,26 @@ use crate::media::Format;
 pub struct VisionInput {
     /// Image tokens the picture takes in the prompt.
     pub tokens: usize,
+    /// The picture's embeddings, one row per image token, when the backend computes them.
+    pub embeddings: Option<Arc<Embeddings>>,
+}
+
+/// Embeddings handed to the engine: `rows` × `width` values, row-major, on the CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embeddings {
+    /// One per image token.
+    pub rows: usize,
+    /// Values per row.
+    pub width: usize,
+    /// The values.
+    pub values: Vec<f32>,
+}
+
+impl Embeddings {
+    /// The mean of every value (a cheap fingerprint for tests and logs).
+    pub fn mean(&self) -> f64 {
+        self.values.iter().map(|v| f64::from(*v)).sum::<f64>() / self.values.len().max(1) as f64
+    }
 }
 
 /// A vision preparation backend.
@@ -45,7 +67,7 @@ impl VisionBackend for GeometryBackend {
     fn prepare(&self, picture: &[u8]) -> Result<VisionInput, String> {
         let format = Format::sniff(picture).ok_or("the picture is not PNG, JPEG, WebP, GIF or BMP")?;
         let (width, height) = format.dimensions(picture)?;
-        Ok(VisionInput { tokens: self.geometry.tokens(height, width) })
+        Ok(VisionInput { tokens: self.geometry.tokens(height, width), embeddings: None })
     }
 }
 
@@ -54,6 +76,9 @@ pub fn backend_for(settings: &VisionSettings) -> Result<Arc<dyn VisionBackend>, 
     let geometry = Geometry::new(settings.min_pixels, settings.max_pixels);
     match settings.backend {
         VisionBackendKind::Geometry => Ok(Arc::new(GeometryBackend { geometry })),
+        #[cfg(feature = "torch")]
+        VisionBackendKind::Torch => Ok(Arc::new(torch::TorchBackend::new(geometry, settings.device)?)),
+        #[cfg(not(feature = "torch"))]
         VisionBackendKind::Torch => Err(StartupError::Vision {
             key: "vision.backend",
             value: "\"torch\"".into(),

@@ -13,6 +13,7 @@ use crate::lift::{Piece, Rules, lift_with};
 use crate::media::name::parse_reference;
 use crate::state::AppState;
 use crate::template;
+use crate::vision::Embeddings;
 
 /// Tokens kept free between the prompt and the end of the context (strata-wire C-A5).
 pub const CONTEXT_SLACK: usize = 8;
@@ -36,6 +37,8 @@ pub struct Prepared {
     pub max_new: usize,
     /// Pictures that reached the vision path.
     pub pictures: usize,
+    /// Their embeddings, in prompt order, when the backend computes them.
+    pub embeddings: Vec<Arc<Embeddings>>,
 }
 
 /// Prepares `messages` with `tools` offered.
@@ -48,6 +51,7 @@ pub fn prepare(
     let faults = state.faults();
     let rules = Rules { any_base64: faults.has(Fault::LiftAnything), odd_note: faults.has(Fault::LiftNote) };
     let mut image_tokens = Vec::new();
+    let mut embeddings = Vec::new();
     let mut prepared = Vec::with_capacity(messages.len());
     for message in messages {
         let mut parts = Vec::with_capacity(message.parts.len());
@@ -62,7 +66,13 @@ pub fn prepare(
                                 Piece::Text(text) => parts.push(Part::Text(text)),
                                 Piece::Picture(picture) if state.vision.is_some() => {
                                     let source = ImageSource::Bytes(Arc::new(picture.bytes));
-                                    parts.push(picture_part(state, message.role, &source, &mut image_tokens)?);
+                                    parts.push(picture_part(
+                                        state,
+                                        message.role,
+                                        &source,
+                                        &mut image_tokens,
+                                        &mut embeddings,
+                                    )?);
                                 }
                                 Piece::Picture(_) => {} // no encoder: the base64 is dropped, the note stays
                             }
@@ -70,7 +80,9 @@ pub fn prepare(
                     }
                 },
                 Part::Text(_) => parts.push(part.clone()),
-                Part::Image(source) => parts.push(picture_part(state, message.role, source, &mut image_tokens)?),
+                Part::Image(source) => {
+                    parts.push(picture_part(state, message.role, source, &mut image_tokens, &mut embeddings)?)
+                }
             }
         }
         prepared.push(Message { parts, ..message.clone() });
@@ -86,12 +98,18 @@ pub fn prepare(
         }
         other => other?,
     };
-    Ok(Prepared { ids: Arc::new(ids), max_new, pictures: image_tokens.len() })
+    Ok(Prepared { ids: Arc::new(ids), max_new, pictures: image_tokens.len(), embeddings })
 }
 
 /// One picture part: a picture of the prompt (its tokens recorded), a note in a tool message, or a
 /// refusal.
-fn picture_part(state: &AppState, role: Role, source: &ImageSource, tokens: &mut Vec<usize>) -> Result<Part, ApiError> {
+fn picture_part(
+    state: &AppState,
+    role: Role,
+    source: &ImageSource,
+    tokens: &mut Vec<usize>,
+    embeddings: &mut Vec<Arc<Embeddings>>,
+) -> Result<Part, ApiError> {
     let outcome = picture_bytes(state, source).and_then(|bytes| {
         let Some(vision) = &state.vision else { return Err(Omit(NO_ENCODER_REASON.to_string())) };
         vision.prepare(&bytes).map_err(Omit)
@@ -99,6 +117,7 @@ fn picture_part(state: &AppState, role: Role, source: &ImageSource, tokens: &mut
     match outcome {
         Ok(input) => {
             tokens.push(input.tokens);
+            embeddings.extend(input.embeddings);
             Ok(Part::Image(source.clone()))
         }
         Err(Omit(reason)) if reason == MISSING_REASON && state.faults().has(Fault::RefsMissingFail) => {

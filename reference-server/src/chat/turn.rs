@@ -200,6 +200,7 @@ async fn pass(
         max_new: prepared.max_new,
         pass_in_request: pass_index,
         model: request.model.clone(),
+        embeddings: prepared.embeddings.clone(),
     };
     let mut generation = state.engine.generate(generate, cancel.child_token());
     let mut parser = OutputParser::new(generation.starts_in_reasoning);

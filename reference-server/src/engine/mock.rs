@@ -48,6 +48,7 @@ pub struct MockEngine {
     delay: Duration,
     restart_per_request: bool,
     prompts: Mutex<VecDeque<Arc<Vec<u32>>>>,
+    embeddings: Mutex<VecDeque<Vec<Arc<crate::vision::Embeddings>>>>,
 }
 
 impl MockEngine {
@@ -59,6 +60,7 @@ impl MockEngine {
             delay: Duration::from_millis(settings.delay_ms),
             restart_per_request: settings.restart_per_request,
             prompts: Mutex::new(VecDeque::new()),
+            embeddings: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -81,6 +83,12 @@ impl Engine for MockEngine {
                 prompts.pop_front();
             }
             prompts.push_back(Arc::clone(&request.prompt));
+        }
+        if let Ok(mut embeddings) = self.embeddings.lock() {
+            if embeddings.len() == KEPT_PROMPTS {
+                embeddings.pop_front();
+            }
+            embeddings.push_back(request.embeddings.clone());
         }
         let (script, starts_in_reasoning) = self.pick(&request);
         let delay = self.delay;
@@ -107,5 +115,9 @@ impl Engine for MockEngine {
 
     fn recent_prompts(&self) -> Vec<Arc<Vec<u32>>> {
         self.prompts.lock().map(|p| p.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    fn recent_embeddings(&self) -> Vec<Vec<Arc<crate::vision::Embeddings>>> {
+        self.embeddings.lock().map(|e| e.iter().cloned().collect()).unwrap_or_default()
     }
 }
