@@ -130,19 +130,26 @@ fn failing(level: Level) -> Outcome {
     }
 }
 
-fn unstarted(case: &Case, outcome: Outcome, why: String) -> Verdict {
-    Verdict {
-        id: case.id,
-        clause: case.clause,
-        level: case.level,
-        description: case.description,
-        scenario: case.scenario.name,
-        outcome,
-        expected: None,
-        actual: Some(why),
-        transcript: Vec::new(),
-        ms: 0,
+impl Verdict {
+    /// A verdict on `case`.
+    fn of(case: &Case, outcome: Outcome, expected: Option<String>, actual: Option<String>) -> Self {
+        Verdict {
+            id: case.id,
+            clause: case.clause,
+            level: case.level,
+            description: case.description,
+            scenario: case.scenario.name,
+            outcome,
+            expected,
+            actual,
+            transcript: Vec::new(),
+            ms: 0,
+        }
     }
+}
+
+fn unstarted(case: &Case, outcome: Outcome, why: String) -> Verdict {
+    Verdict::of(case, outcome, None, Some(why))
 }
 
 /// Runs one case in its own task; a panic, an error or a timeout is its failure.
@@ -172,18 +179,7 @@ async fn run_case(case: &Case, ctx: Ctx) -> Verdict {
         Err(CheckError::NotRun(why)) => (Outcome::NotRun, None, Some(why)),
     };
     let transcript = if outcome == Outcome::Pass { Vec::new() } else { http.transcript() };
-    Verdict {
-        id: case.id,
-        clause: case.clause,
-        level: case.level,
-        description: case.description,
-        scenario: case.scenario.name,
-        outcome,
-        expected,
-        actual,
-        transcript,
-        ms: started.elapsed().as_millis() as u64,
-    }
+    Verdict { transcript, ms: started.elapsed().as_millis() as u64, ..Verdict::of(case, outcome, expected, actual) }
 }
 
 /// Boxes a check's future (what the `case!` macro calls).

@@ -161,3 +161,19 @@ async fn spec_4_6_whitespace_before_a_call_and_at_the_end_is_not_content() {
     let sse: Sse = chat_stream(&server, user("x")).await;
     assert_eq!(sse.content(), "Answer with spaces.");
 }
+
+#[tokio::test]
+async fn spec_4_9_a_request_naming_a_script_set_replays_that_set() {
+    let server = start(json!({"engine": {
+        "scripts": ["default answer"],
+        "restart_per_request": true,
+        "script_sets": {"poet": ["roses are red"]},
+    }}))
+    .await;
+    let mut body = user("x");
+    body["model"] = json!("poet");
+    let poet: Value = chat(&server, &body).await.json().await.expect("json");
+    assert_eq!(poet["choices"][0]["message"]["content"], "roses are red");
+    let plain: Value = chat(&server, &user("x")).await.json().await.expect("json");
+    assert_eq!(plain["choices"][0]["message"]["content"], "default answer");
+}
