@@ -18,7 +18,8 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub struct Driver {
     url: String,
     _child: tokio::process::Child,
-    _profile: tempfile::TempDir,
+    /// Each session's fresh profile folder, removed when the driver goes.
+    profiles: std::sync::Mutex<Vec<tempfile::TempDir>>,
 }
 
 impl Driver {
@@ -44,12 +45,16 @@ impl Driver {
             assert!(tokio::time::Instant::now() < deadline, "chromedriver did not listen within 20 s");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Driver { url: format!("http://127.0.0.1:{port}"), _child: child, _profile: tempfile::tempdir().expect("dir") }
+        Driver { url: format!("http://127.0.0.1:{port}"), _child: child, profiles: std::sync::Mutex::default() }
     }
 
     /// A new headless session.
     pub async fn session(&self) -> Client {
-        let profile = tempfile::tempdir().expect("profile").keep();
+        let profile = tempfile::tempdir().expect("profile");
+        let profile_path = profile.path().to_path_buf();
+        if let Ok(mut profiles) = self.profiles.lock() {
+            profiles.push(profile);
+        }
         let args = [
             "--headless=new",
             "--no-sandbox",
@@ -69,7 +74,7 @@ impl Driver {
         ]
         .iter()
         .map(|a| a.to_string())
-        .chain([format!("--user-data-dir={}", profile.display())])
+        .chain([format!("--user-data-dir={}", profile_path.display())])
         .collect::<Vec<_>>();
         let mut capabilities = Capabilities::new();
         capabilities.insert("goog:chromeOptions".into(), json!({"binary": CHROMIUM, "args": args}));
