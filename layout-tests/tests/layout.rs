@@ -140,6 +140,12 @@ async fn the_chat_page_fits_every_width_through_a_whole_conversation() {
             "the next answer",
         )
         .await;
+        // The page sent its pictures back as strata-tool-media references in the tool message: this
+        // server has no vision encoder, so each became a note in the prompt.
+        let prompt = server.server.state.engine.recent_prompts().pop().expect("a prompt");
+        let prompt = reference_server::tokenizer::decode(&prompt);
+        assert_eq!(prompt.matches("[image omitted: this server has no image encoder]").count(), 2, "{prompt}");
+        assert!(!prompt.contains("iVBOR"), "no base64 went back");
         assert_fits(&client, width, "after-removal").await;
         screenshot(&client, width, "6-next-turn").await;
 
