@@ -54,7 +54,7 @@ impl Setup {
 
     /// An API key is required.
     pub fn keyed() -> Self {
-        Setup { config: json!({"api_key": HARNESS_KEY}), api_key: Some(HARNESS_KEY.into()), ..Setup::plain() }
+        Setup::plain().with_key()
     }
 
     /// The fixture MCP server wired in, with `mcp.image_results` set when `Some`.

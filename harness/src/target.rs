@@ -159,15 +159,7 @@ impl Target {
         let path = dir.path().join("launch.json");
         std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
         let port = free_port()?;
-        let argv = expand(&template, &path, port, &[]);
-        let (program, args) = argv.split_first().ok_or("the template is empty")?;
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("could not start '{program}': {e}"))?;
+        let mut child = spawn_server(&template, &path, port, &[], Stdio::piped())?;
         let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let mut stderr_pipe = child.stderr.take().ok_or("no stderr")?;
         let stderr_task = tokio::spawn(async move {
@@ -215,6 +207,25 @@ impl Target {
     }
 }
 
+/// Starts the command `template` names for `config` on `port` (stderr piped, killed when dropped).
+fn spawn_server(
+    template: &str,
+    config: &std::path::Path,
+    port: u16,
+    scripts: &[String],
+    stdout: Stdio,
+) -> Result<tokio::process::Child, String> {
+    let argv = expand(template, config, port, scripts);
+    let (program, args) = argv.split_first().ok_or("the spawn template is empty")?;
+    tokio::process::Command::new(program)
+        .args(args)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("could not start '{program}': {e}"))
+}
+
 impl Instance {
     /// Starts the server for this instance's configuration (again, after a stop).
     async fn boot(&mut self, target: &Target) -> Result<(), String> {
@@ -235,15 +246,7 @@ impl Instance {
             }
             Target::Spawn { template } => {
                 let port = free_port()?;
-                let argv = expand(template, &path, port, &self.setup.scripts);
-                let (program, args) = argv.split_first().ok_or("the spawn template is empty")?;
-                let mut child = tokio::process::Command::new(program)
-                    .args(args)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .kill_on_drop(true)
-                    .spawn()
-                    .map_err(|e| format!("could not start '{program}': {e}"))?;
+                let mut child = spawn_server(template, &path, port, &self.setup.scripts, Stdio::null())?;
                 let http = Http::new(&format!("http://127.0.0.1:{port}"), self.setup.api_key.clone());
                 wait_for_health(&http, &mut child).await?;
                 self.http = http;

@@ -1,7 +1,9 @@
 //! Fuzzing the picture route and references with hostile names (DESIGN §4, SPEC 9.2, 9.3, 10.2):
 //! against a live reference server holding one cached picture, with a canary file outside the cache.
 //! Properties: nothing but the cached file's exact name is ever a 200; the canary is never served; a
-//! reference is 400 unless it is a well-formed name; the server stays healthy.
+//! reference is 400 unless it is a well-formed name; the server stays healthy. Each property is also
+//! run, from a fixed seed, against a server with the one fault it exists to catch (`loose-names`,
+//! `refs-lenient`), and must find a counterexample there.
 //!
 //! CI-sized by default (`MEDIACHECK_FUZZ_CASES`, default 96 per property; set it higher for long runs).
 
@@ -9,6 +11,8 @@ use std::sync::OnceLock;
 
 use harness::http::Http;
 use proptest::prelude::*;
+use proptest::test_runner::{TestCaseResult, TestError, TestRng, TestRunner};
+use reference_server::faults::{Fault, Faults};
 use serde_json::{Value, json};
 
 struct Live {
@@ -20,9 +24,16 @@ struct Live {
     _dir: tempfile::TempDir,
 }
 
+/// The reference server every property runs against.
 fn live() -> &'static Live {
     static LIVE: OnceLock<Live> = OnceLock::new();
-    LIVE.get_or_init(|| {
+    LIVE.get_or_init(|| Live::start(Faults::none()))
+}
+
+impl Live {
+    /// A server holding one cached picture, with a canary and its own configuration file beside the
+    /// cache folder, and `faults` on.
+    fn start(faults: Faults) -> Live {
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
         let (http, name, server, fixture, dir) = runtime.block_on(async {
@@ -39,6 +50,7 @@ fn live() -> &'static Live {
                     fixtures::scripts::call_script("fake__picture", &[]),
                     fixtures::scripts::answer_script("ok"),
                 ],
+                faults,
                 ..Default::default()
             };
             let loaded = reference_server::config::RunConfig::load(&path, &overrides).expect("config");
@@ -51,7 +63,7 @@ fn live() -> &'static Live {
             (http, url.trim_start_matches("/tool-media/").to_string(), server, fixture, dir)
         });
         Live { http, name, runtime, _server: server, _fixture: fixture, _dir: dir }
-    })
+    }
 }
 
 fn cases() -> u32 {
@@ -59,8 +71,8 @@ fn cases() -> u32 {
 }
 
 /// Pieces an attacker strings together.
-fn hostile_piece() -> impl Strategy<Value = String> {
-    let name = live().name.clone();
+fn hostile_piece(name: &str) -> impl Strategy<Value = String> {
+    let name = name.to_string();
     let hash = name[..64].to_string();
     prop_oneof![
         Just(name.clone()),
@@ -87,14 +99,16 @@ fn hostile_piece() -> impl Strategy<Value = String> {
         Just(".png.png".to_string()),
         Just("canary.txt".to_string()),
         Just("fuzz.tool-media".to_string()),
+        Just("..%2fcanary.txt".to_string()),
+        Just("%2e%2e%2ffuzz.json".to_string()),
         "[0-9a-fA-F]{0,80}",
         "[a-z0-9./%\\\\]{0,12}",
         (1usize..6000).prop_map(|n| "a".repeat(n)),
     ]
 }
 
-fn hostile_name() -> impl Strategy<Value = String> {
-    proptest::collection::vec(hostile_piece(), 1..5).prop_map(|pieces| pieces.concat())
+fn hostile_name(name: &str) -> impl Strategy<Value = String> {
+    proptest::collection::vec(hostile_piece(name), 1..5).prop_map(|pieces| pieces.concat())
 }
 
 /// Percent-encodes what cannot stand in a request target (non-ASCII, controls, space, `?`, `#`).
@@ -110,43 +124,78 @@ fn as_path(name: &str) -> String {
     out
 }
 
+/// `GET /tool-media/<name>`: 200 only for the cached picture's exact name, otherwise the JSON 404; never
+/// the canary.
+fn only_the_cached_name_is_served(live: &Live, name: &str) -> TestCaseResult {
+    let path = format!("/tool-media/{}", as_path(name));
+    let reply = live.runtime.block_on(live.http.get(&path).send()).expect("an answer");
+    prop_assert!(!reply.text().contains("CANARY"), "the canary was served for {path}");
+    if name == live.name {
+        prop_assert_eq!(reply.status, 200);
+    } else {
+        prop_assert_eq!(reply.status, 404, "{}", path);
+        prop_assert_eq!(reply.json().ok(), Some(json!({"error": {"type": "not_found", "message": "not found"}})));
+    }
+    Ok(())
+}
+
+/// A `strata-tool-media:<name>` reference is a 400 unless `<name>` is well formed; never the canary.
+fn a_reference_is_400_unless_a_name(live: &Live, name: &str) -> TestCaseResult {
+    let reference = format!("strata-tool-media:{name}");
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": [{"type": "text", "text": "r"}, {"type": "image_url", "image_url": {"url": reference}}]},
+    ]});
+    let reply = live.runtime.block_on(live.http.post_json("/v1/chat/completions", &body).send()).expect("an answer");
+    let well_formed = name.len() > 64
+        && name[..64].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && [".png", ".jpg", ".webp"].contains(&&name[64..]);
+    let expected: u16 = if well_formed { 200 } else { 400 };
+    prop_assert_eq!(reply.status, expected, "{}", reference);
+    prop_assert!(!reply.text().contains("CANARY"));
+    let answer: Value = reply.json().unwrap_or_default();
+    if expected == 400 {
+        prop_assert_eq!(&answer["error"]["type"], &json!("invalid_request_error"));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn only_the_cached_name_is_ever_served(name in hostile_name()) {
-        let live = live();
-        let path = format!("/tool-media/{}", as_path(&name));
-        let reply = live.runtime.block_on(live.http.get(&path).send()).expect("an answer");
-        prop_assert!(!reply.text().contains("CANARY"), "the canary was served for {path}");
-        if name == live.name {
-            prop_assert_eq!(reply.status, 200);
-        } else {
-            prop_assert_eq!(reply.status, 404, "{}", path);
-            prop_assert_eq!(reply.json().ok(), Some(json!({"error": {"type": "not_found", "message": "not found"}})));
-        }
+    fn only_the_cached_name_is_ever_served(name in hostile_name(&live().name)) {
+        only_the_cached_name_is_served(live(), &name)?;
     }
 
     #[test]
-    fn a_reference_is_400_unless_it_is_a_name(name in hostile_name()) {
-        let live = live();
-        let reference = format!("strata-tool-media:{name}");
-        let body = json!({"messages": [
-            {"role": "user", "content": "q"},
-            {"role": "tool", "content": [{"type": "text", "text": "r"}, {"type": "image_url", "image_url": {"url": reference}}]},
-        ]});
-        let reply = live.runtime.block_on(live.http.post_json("/v1/chat/completions", &body).send()).expect("an answer");
-        let well_formed = name.len() > 64
-            && name[..64].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-            && [".png", ".jpg", ".webp"].contains(&&name[64..]);
-        let expected: u16 = if well_formed { 200 } else { 400 };
-        prop_assert_eq!(reply.status, expected, "{}", reference);
-        prop_assert!(!reply.text().contains("CANARY"));
-        let answer: Value = reply.json().unwrap_or_default();
-        if expected == 400 {
-            prop_assert_eq!(&answer["error"]["type"], &json!("invalid_request_error"));
-        }
+    fn a_reference_is_400_unless_it_is_a_name(name in hostile_name(&live().name)) {
+        a_reference_is_400_unless_a_name(live(), &name)?;
     }
+}
+
+/// Runs `property` from a fixed seed against a server with `fault` on and returns the smallest name
+/// it failed for; panics when the property held.
+fn counterexample(fault: Fault, property: fn(&Live, &str) -> TestCaseResult) -> String {
+    let broken = Live::start(Faults::of(&[fault]));
+    let config = ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() };
+    let mut runner = TestRunner::new_with_rng(config.clone(), TestRng::deterministic_rng(config.rng_algorithm));
+    match runner.run(&hostile_name(&broken.name), |name| property(&broken, &name)) {
+        Err(TestError::Fail(_, name)) => name,
+        other => panic!("the property held against a server with {fault:?}: {other:?}"),
+    }
+}
+
+#[test]
+fn the_served_name_property_catches_loose_names() {
+    let name = counterexample(Fault::LooseNames, only_the_cached_name_is_served);
+    assert!(name.contains("%2f"), "a traversal is the counterexample, not {name}");
+}
+
+#[test]
+fn the_reference_property_catches_lenient_references() {
+    let name = counterexample(Fault::RefsLenient, a_reference_is_400_unless_a_name);
+    assert!(!name.is_empty());
 }
 
 #[test]

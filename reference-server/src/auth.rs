@@ -58,14 +58,10 @@ pub fn presented_key(headers: &HeaderMap) -> Option<&[u8]> {
     if let Some(value) = headers.get(header::AUTHORIZATION) {
         let bytes = value.as_bytes();
         if bytes.len() > 7 && bytes[..7].eq_ignore_ascii_case(b"bearer ") {
-            return Some(trim_ascii(&bytes[7..]));
+            return Some(bytes[7..].trim_ascii());
         }
     }
-    headers.get("x-api-key").map(|v| trim_ascii(v.as_bytes()))
-}
-
-fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    bytes.trim_ascii()
+    headers.get("x-api-key").map(|v| v.as_bytes().trim_ascii())
 }
 
 /// Whether a request may pass without the key (SPEC 2.3): the page, its assets, health, and OPTIONS.

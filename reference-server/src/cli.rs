@@ -114,8 +114,15 @@ async fn serve_until_stopped(config: RunConfig) -> ExitCode {
             return ExitCode::from(EXIT_BAD_CONFIG);
         }
     };
+    let stop = match stop_signal() {
+        Ok(stop) => stop,
+        Err(error) => {
+            eprintln!("reference-server: failed to install the signal handlers: {error}");
+            return ExitCode::from(EXIT_SERVE_FAILED);
+        }
+    };
     println!("listening on http://{addr}");
-    match crate::serve(listener, state, stop_signal()).await {
+    match crate::serve(listener, state, stop).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("reference-server: failed while serving: {error}");
@@ -124,24 +131,17 @@ async fn serve_until_stopped(config: RunConfig) -> ExitCode {
     }
 }
 
-async fn stop_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Installs the SIGINT and SIGTERM handlers now, so that a signal sent the moment the ready line
+/// appears is already a clean stop, and returns the future that ends at the first of them.
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
-    tracing::info!("stopping");
+        tracing::info!("stopping");
+    })
 }

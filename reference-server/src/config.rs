@@ -332,14 +332,11 @@ fn engine_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<Engi
             "max_context" => engine.max_context = values::positive_integer(&path, value)?.min(1 << 30) as usize,
             "script_sets" => {
                 let sets = object(&path, value)?;
-                for (name, scripts) in sets {
-                    let scripts = values::string_list(&format!("{path}.{name}"), scripts)?;
+                for (name, listed) in sets {
+                    let set_path = format!("{path}.{name}");
+                    let scripts = values::string_list(&set_path, listed)?;
                     if scripts.is_empty() {
-                        return Err(ConfigError::new(
-                            &format!("{path}.{name}"),
-                            scripts_value(value, name),
-                            "expected at least one script",
-                        ));
+                        return Err(ConfigError::new(&set_path, listed, "expected at least one script"));
                     }
                     engine.script_sets.push((name.clone(), scripts));
                 }
@@ -348,10 +345,6 @@ fn engine_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<Engi
         }
     }
     Ok(engine)
-}
-
-fn scripts_value<'a>(sets: &'a Value, name: &str) -> &'a Value {
-    &sets[name]
 }
 
 fn mcp_settings_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<McpSettings, ConfigError> {

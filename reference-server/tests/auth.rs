@@ -114,6 +114,5 @@ async fn spec_2_8_errors_are_json_and_say_nothing_about_paths() {
     assert_eq!(response.status(), 405);
     let body: Value = response.json().await.expect("json");
     assert_eq!(body["error"]["type"], "invalid_request_error");
-    let text = body.to_string();
-    assert!(!text.contains('/') || text.contains("method not allowed"), "{text}");
+    assert_eq!(body, json!({"error": {"type": "invalid_request_error", "message": "method not allowed"}}));
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
+use tokio::signal::unix::{SignalKind, signal};
 use vision_mcp::config::Settings;
 use vision_mcp::guard::Guard;
 use vision_mcp::openai::OPENAI_BASE;
@@ -143,10 +144,22 @@ async fn serve(http: bool, host: &str, port: u16) -> ExitCode {
     let stop = tokio_util::sync::CancellationToken::new();
     let app = http_app(analyzer, Guard::new(&token, &settings.allowed_hosts), stop.clone());
     let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    // The handlers are installed before the ready line: a SIGTERM sent the moment it appears (or by
+    // `docker stop`, where the process is PID 1 and the default action does nothing) is a clean stop.
+    let (mut interrupt, mut terminate) = match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
+        (Err(error), _) | (_, Err(error)) => {
+            eprintln!("vision-mcp: failed to install the signal handlers: {error}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
     println!("listening on http://{bound}/mcp");
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
             stop.cancel();
         })
         .await;

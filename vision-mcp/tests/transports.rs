@@ -1,6 +1,6 @@
 //! The server over its transports, with an official-SDK (rmcp) client: stdio (in-process over a pipe,
 //! and the real binary), and Streamable HTTP behind the Bearer token, Host/Origin checks and the body
-//! cap. Also the binary's refusals to start and `vision-mcp check`.
+//! cap. Also the binary's refusals to start, its clean stop on SIGTERM, and `vision-mcp check`.
 
 mod support;
 
@@ -190,6 +190,34 @@ async fn the_binary_over_stdio_initializes_and_lists_without_calling_openai() {
     assert_eq!(schema["required"], serde_json::json!(["image", "prompt"]));
     assert_eq!(schema["properties"]["detail"]["enum"], serde_json::json!(["auto", "low", "high"]));
     let _ = service.cancel().await;
+}
+
+#[tokio::test]
+async fn over_http_sigterm_right_after_the_ready_line_is_a_clean_stop() {
+    use tokio::io::AsyncBufReadExt;
+    let setup = Setup::new(20, 3);
+    let mut child = binary()
+        .args(["--http", "--port", "0"])
+        .env_clear()
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_MCP_TOKEN", TOKEN)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawned");
+    let mut line = String::new();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
+    stdout.read_line(&mut line).await.expect("the ready line");
+    assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
+    let pid = child.id().expect("running").to_string();
+    let sent = tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.expect("kill runs");
+    assert!(sent.success());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait()).await.expect("it stops");
+    assert_eq!(status.expect("exit status").code(), Some(0));
 }
 
 #[tokio::test]

@@ -170,19 +170,16 @@ impl MediaCache {
         Ok(meta.len())
     }
 
-    /// A picture served before, when its file is still there: `Ok(None)` means "read it" ([`Self::serve`]).
+    /// A picture served before, when its file is still there: `Ok(None)` means "read it" ([`Self::load`]);
+    /// an error means there is no such picture.
     pub fn recent(&self, name: &MediaName) -> io::Result<Option<Bytes>> {
         let size = self.size(name)?;
         let recent = self.recent.lock().ok().and_then(|r| r.bytes.get(name.as_str()).cloned());
         Ok(recent.filter(|b| b.len() as u64 == size))
     }
 
-    /// A picture to serve: from memory when it was read before and its file is still there,
-    /// otherwise read from the folder (and kept).
-    pub fn serve(&self, name: &MediaName) -> io::Result<Bytes> {
-        if let Some(bytes) = self.recent(name)? {
-            return Ok(bytes);
-        }
+    /// Reads a picture from the folder and keeps it in memory for the next [`Self::recent`].
+    pub fn load(&self, name: &MediaName) -> io::Result<Bytes> {
         let bytes = Bytes::from(self.read(name)?);
         if let Ok(mut recent) = self.recent.lock() {
             recent.insert(name.as_str(), bytes.clone());

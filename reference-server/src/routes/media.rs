@@ -33,14 +33,18 @@ pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, head
     // HEAD and a picture served before need one `lstat`; a first read goes to a blocking thread.
     let served = if method == Method::HEAD {
         state.media.size(&name).map(|len| (len, None))
-    } else if let Ok(Some(bytes)) = state.media.recent(&name) {
-        Ok((bytes.len() as u64, Some(bytes)))
     } else {
-        let cache = state.media.clone();
-        let wanted = name.clone();
-        match tokio::task::spawn_blocking(move || cache.serve(&wanted)).await {
-            Ok(bytes) => bytes.map(|b| (b.len() as u64, Some(b))),
-            Err(_) => Err(std::io::Error::other("the read stopped")),
+        match state.media.recent(&name) {
+            Ok(Some(bytes)) => Ok((bytes.len() as u64, Some(bytes))),
+            Ok(None) => {
+                let cache = state.media.clone();
+                let wanted = name.clone();
+                match tokio::task::spawn_blocking(move || cache.load(&wanted)).await {
+                    Ok(bytes) => bytes.map(|b| (b.len() as u64, Some(b))),
+                    Err(_) => Err(std::io::Error::other("the read stopped")),
+                }
+            }
+            Err(missing) => Err(missing),
         }
     };
     match served {
