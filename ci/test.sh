@@ -32,8 +32,8 @@ say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU
 bash ci/install-libtorch.sh
 cargo test --locked -p reference-server --features torch --test torch
 
-say "the official MCP conformance suite against vision-mcp over HTTP"
-bash ci/vision-conformance.sh
+say "the official MCP conformance suite (Node 22): vision-mcp as the server, the hub as the client"
+bash ci/mcp-conformance.sh
 
 say "a short load smoke test (every picture fetched back and checked)"
 cargo run --locked -q -p harness -- load --scenario mixed --concurrency 4 --duration 3s

@@ -26,7 +26,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
         headers["Authorization"] = "Bearer " + TOKEN
-        headers["Host"] = UPSTREAM.netloc
+        # Host is passed through as the client sent it, so the suite's dns-rebinding-protection scenario
+        # reaches vision-mcp's own Host check (the proxy listens on loopback, as vision-mcp does).
+        headers["Host"] = self.headers.get("host", UPSTREAM.netloc)
         upstream = http.client.HTTPConnection(UPSTREAM.hostname, UPSTREAM.port, timeout=60)
         upstream.request(self.command, self.path, body=body, headers=headers)
         response = upstream.getresponse()
