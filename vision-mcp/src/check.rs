@@ -1,6 +1,9 @@
 //! `vision-mcp check URL [--image NAME] [--detail D] [--prompt P]`: connects like a client would, with
 //! the token from `VISION_MCP_TOKEN`, initializes and lists the tools; with `--image`, makes one real
-//! call (which sends the picture to OpenAI and is billed).
+//! call (which sends the picture to OpenAI and is billed). Inside the container:
+//! `docker compose exec vision-mcp vision-mcp check http://127.0.0.1:8000/mcp` (the token is already in
+//! its environment). Any failed step is one line and a non-zero exit; a refusal by the server's guard
+//! (token, Host, Origin) is shown with the server's own message, which names the setting to change.
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
@@ -22,8 +25,63 @@ pub struct CheckRequest {
     pub prompt: String,
 }
 
+/// What the check found: the lines to print, and whether every step passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The lines to print.
+    pub text: String,
+    /// False when the real call was refused or failed.
+    pub passed: bool,
+}
+
+/// One plain `initialize` POST before the SDK client, so a refusal by the guard comes back as the
+/// server's one-line message instead of an SDK error dump. Its session is deleted again.
+async fn preflight(request: &CheckRequest) -> Result<(), String> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "vision-mcp-check", "version": env!("CARGO_PKG_VERSION")}}});
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_secs(15))
+        .build()
+        .map_err(|_| "the HTTP client could not be built".to_string())?;
+    let response = client
+        .post(&request.url)
+        .bearer_auth(&request.token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| {
+            let why = if e.is_timeout() {
+                "no answer in 15 s"
+            } else if e.is_connect() {
+                "connection refused or no route: is MCP_BIND_IP the NAS's LAN address, MCP_PORT the port in this URL, \
+                 and the port open in the NAS firewall for this machine?"
+            } else {
+                "the request failed"
+            };
+            format!("could not reach {}: {why}", request.url)
+        })?;
+    let status = response.status();
+    let session = response.headers().get("mcp-session-id").cloned();
+    if !status.is_success() {
+        let text = response.text().await.unwrap_or_default();
+        let message = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "no explanation given".into());
+        return Err(format!("{} refused the check (HTTP {}): {message}", request.url, status.as_u16()));
+    }
+    if let Some(session) = session {
+        let _ = client.delete(&request.url).bearer_auth(&request.token).header("mcp-session-id", session).send().await;
+    }
+    Ok(())
+}
+
 /// Runs the check and returns what to print.
-pub async fn run(request: &CheckRequest) -> Result<String, String> {
+pub async fn run(request: &CheckRequest) -> Result<Report, String> {
+    preflight(request).await?;
     let config = StreamableHttpClientTransportConfig::with_uri(request.url.as_str()).auth_header(request.token.clone());
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
     let client = ClientConfig::new(
@@ -44,6 +102,7 @@ pub async fn run(request: &CheckRequest) -> Result<String, String> {
     for tool in &tools {
         out.push_str(&format!("tool: {}\n", tool.name));
     }
+    let mut passed = true;
     if let Some(image) = &request.image {
         out.push_str("calling analyze_image: this sends the picture to OpenAI and is billed\n");
         let mut arguments = serde_json::Map::new();
@@ -56,9 +115,10 @@ pub async fn run(request: &CheckRequest) -> Result<String, String> {
             .await
             .map_err(|e| format!("tools/call failed: {e}"))?;
         let text: Vec<String> = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
-        let label = if result.is_error == Some(true) { "refused" } else { "answer" };
+        passed = result.is_error != Some(true);
+        let label = if passed { "answer" } else { "refused" };
         out.push_str(&format!("{label}:\n{}\n", text.join("\n")));
     }
     let _ = service.cancel().await;
-    Ok(out)
+    Ok(Report { text: out, passed })
 }

@@ -181,3 +181,44 @@ mod tests {
         assert!(!shown.contains("sk-secret") && !shown.contains("tttt"), "{shown}");
     }
 }
+
+/// Whether the server's user can list and enter the image folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootAccess {
+    /// It can.
+    Usable,
+    /// It is missing or not a folder.
+    NotAFolder,
+    /// It is a folder this user may not list or enter; the text names the user (`uid 10001, gid 10001`).
+    Denied(String),
+}
+
+/// Checks the image folder at startup: listing it needs read, entering it (`<root>/.`) needs traverse.
+pub fn image_root_access(root: &std::path::Path) -> RootAccess {
+    let denied = |e: &std::io::Error| e.kind() == std::io::ErrorKind::PermissionDenied;
+    match std::fs::metadata(root) {
+        Ok(meta) if meta.is_dir() => {}
+        Err(error) if denied(&error) => return RootAccess::Denied(running_user()),
+        _ => return RootAccess::NotAFolder,
+    }
+    let entered = std::fs::metadata(root.join("."));
+    let listed = std::fs::read_dir(root);
+    match (entered, listed) {
+        (Ok(_), Ok(_)) => RootAccess::Usable,
+        _ => RootAccess::Denied(running_user()),
+    }
+}
+
+/// `uid N, gid M, groups …` of this process, read from /proc (no unsafe call).
+fn running_user() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(|rest| rest.split_whitespace().next().unwrap_or_default().to_string())
+            .unwrap_or_else(|| "?".into())
+    };
+    let groups = status.lines().find_map(|line| line.strip_prefix("Groups:")).unwrap_or_default().trim().to_string();
+    format!("uid {}, gid {}, groups [{}]", field("Uid:"), field("Gid:"), groups)
+}

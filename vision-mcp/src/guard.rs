@@ -1,10 +1,13 @@
 //! What stands in front of the HTTP transport (seed 003): Host and Origin validation against the
 //! allowed hosts (DNS-rebinding protection — not a substitute for authentication), a body-size cap, and
-//! the mandatory Bearer token, compared in constant time.
+//! the mandatory Bearer token, compared in constant time. Every refusal says which setting admits the
+//! request, and is logged once per client address and value (a bounded set, so a flood cannot grow it).
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -12,18 +15,52 @@ use subtle::ConstantTimeEq;
 
 /// The largest request body accepted.
 pub const MAX_BODY: usize = 256 << 10;
+/// How many distinct (client, refusal, value) lines are logged before further refusals go unlogged.
+pub const MAX_LOGGED_REFUSALS: usize = 1024;
+
+/// The refusal for a Host that is not allowed.
+pub const HOST_REFUSED: &str = "this Host is not allowed: add the host name and port clients use to MCP_ALLOWED_HOSTS \
+     (e.g. nas-name:8102), or set SERVER_IP to the NAS address they use, then recreate the container";
+/// The refusal for an Origin that is not allowed.
+pub const ORIGIN_REFUSED: &str = "this Origin is not allowed: its host must be in MCP_ALLOWED_HOSTS or be SERVER_IP";
+/// The refusal for a missing or wrong token.
+pub const TOKEN_REFUSED: &str =
+    "a valid Bearer token is required: send 'Authorization: Bearer <VISION_MCP_TOKEN from the server's .env>'";
 
 /// The rules.
 #[derive(Clone)]
 pub struct Guard {
     token: Arc<Vec<u8>>,
     allowed: Arc<Vec<String>>,
+    logged: Arc<Mutex<HashSet<(Option<IpAddr>, &'static str, String)>>>,
 }
 
 impl Guard {
     /// Rules for this token and these host patterns (`host`, `host:port`, `host:*`).
     pub fn new(token: &str, allowed: &[String]) -> Self {
-        Self { token: Arc::new(token.as_bytes().to_vec()), allowed: Arc::new(allowed.to_vec()) }
+        Self {
+            token: Arc::new(token.as_bytes().to_vec()),
+            allowed: Arc::new(allowed.to_vec()),
+            logged: Arc::new(Mutex::new(HashSet::new())),
+        }
+    }
+
+    /// Logs a refusal the first time this client is refused for this reason and value. The value is a
+    /// Host or Origin as sent (never a token); it is cut to 200 characters.
+    fn log_refusal(&self, client: Option<IpAddr>, reason: &'static str, value: &str) {
+        let value: String = value.chars().take(200).collect();
+        let Ok(mut logged) = self.logged.lock() else { return };
+        if logged.len() >= MAX_LOGGED_REFUSALS || !logged.insert((client, reason, value.clone())) {
+            return;
+        }
+        drop(logged);
+        let client = client.map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+        match reason {
+            "token" => tracing::warn!(%client, "refused a request without a valid token (VISION_MCP_TOKEN)"),
+            _ => {
+                tracing::warn!(%client, %reason, %value, "refused a request: {reason} {value:?} is not allowed (MCP_ALLOWED_HOSTS / SERVER_IP)")
+            }
+        }
     }
 
     /// Whether `host` (a Host header, or the host part of an Origin) is allowed.
@@ -61,6 +98,7 @@ fn split_host(host: &str) -> (&str, Option<&str>) {
 }
 
 fn refuse(status: StatusCode, message: &'static str) -> Response {
+    // A 403 or 401 body names the setting to change; nothing in it echoes the request.
     let mut response = (status, axum::Json(serde_json::json!({"error": message}))).into_response();
     if status == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -70,16 +108,19 @@ fn refuse(status: StatusCode, message: &'static str) -> Response {
 
 /// The middleware: Host, Origin, size, token, in that order.
 pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
     if !guard.host_allowed(host) {
-        return refuse(StatusCode::FORBIDDEN, "this Host is not allowed");
+        guard.log_refusal(client, "Host", host);
+        return refuse(StatusCode::FORBIDDEN, HOST_REFUSED);
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or_default();
         let origin_host = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/')).unwrap_or_default();
         if !guard.host_allowed(origin_host) {
-            return refuse(StatusCode::FORBIDDEN, "this Origin is not allowed");
+            guard.log_refusal(client, "Origin", origin);
+            return refuse(StatusCode::FORBIDDEN, ORIGIN_REFUSED);
         }
     }
     let declared =
@@ -88,7 +129,8 @@ pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> 
         return refuse(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large");
     }
     if !guard.token_matches(headers) {
-        return refuse(StatusCode::UNAUTHORIZED, "a valid Bearer token is required");
+        guard.log_refusal(client, "token", "");
+        return refuse(StatusCode::UNAUTHORIZED, TOKEN_REFUSED);
     }
     next.run(request).await
 }
@@ -108,5 +150,19 @@ mod tests {
         assert!(!guard.host_allowed("evil.example:8000"));
         assert!(!guard.host_allowed(""));
         assert!(!guard.host_allowed("localhost.evil.example:80"));
+    }
+
+    #[test]
+    fn refusals_are_logged_once_per_client_and_value_and_the_set_is_bounded() {
+        let guard = Guard::new("t", &[]);
+        let client = Some(IpAddr::from([192, 168, 1, 30]));
+        guard.log_refusal(client, "Host", "nas:8102");
+        guard.log_refusal(client, "Host", "nas:8102");
+        guard.log_refusal(client, "Host", "other:8102");
+        assert_eq!(guard.logged.lock().map(|l| l.len()).ok(), Some(2));
+        for n in 0..(2 * MAX_LOGGED_REFUSALS) {
+            guard.log_refusal(client, "Host", &format!("h{n}"));
+        }
+        assert_eq!(guard.logged.lock().map(|l| l.len()).ok(), Some(MAX_LOGGED_REFUSALS));
     }
 }

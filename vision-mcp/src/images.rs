@@ -35,6 +35,13 @@ pub enum ImageError {
     /// Nothing of that name.
     #[error("there is no such picture in the image folder")]
     Missing,
+    /// The picture, or a folder on the way to it, is not readable by the server's user.
+    #[error(
+        "permission denied: the server (UID/GID 10001 in the container) cannot read this picture or enter a folder on \
+         the way to it; give it read access to the picture and read and traverse access to its folders, or set \
+         VISION_IMAGE_GID to a group that has them"
+    )]
+    Permission,
     /// A folder, a device, a pipe.
     #[error("the picture is not a regular file")]
     NotAFile,
@@ -89,16 +96,26 @@ pub fn check_name(name: &str) -> Result<(), ImageError> {
     Ok(())
 }
 
+/// What a failed look-up or open means for the client: missing, not allowed, a link, or unreadable.
+fn io_error(error: &std::io::Error) -> ImageError {
+    match error.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => ImageError::Missing,
+        std::io::ErrorKind::PermissionDenied => ImageError::Permission,
+        _ if error.raw_os_error() == Some(libc::ELOOP) => ImageError::Link,
+        _ => ImageError::Unreadable,
+    }
+}
+
 /// Opens `name` inside `root`: every component is looked at without following links, the file is
 /// opened with `O_NOFOLLOW`, and the opened file must be the one that was looked at, inside `root`.
 pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
     check_name(name)?;
-    let root = fs::canonicalize(root).map_err(|_| ImageError::Missing)?;
+    let root = fs::canonicalize(root).map_err(|e| io_error(&e))?;
     let parts: Vec<_> = Path::new(name).components().collect();
     let mut path = root.clone();
     for (index, part) in parts.iter().enumerate() {
         path.push(part.as_os_str());
-        let meta = fs::symlink_metadata(&path).map_err(|_| ImageError::Missing)?;
+        let meta = fs::symlink_metadata(&path).map_err(|e| io_error(&e))?;
         if meta.file_type().is_symlink() {
             return Err(ImageError::Link);
         }
@@ -110,7 +127,7 @@ pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
             return Err(ImageError::NotAFile);
         }
     }
-    let looked_at = fs::symlink_metadata(&path).map_err(|_| ImageError::Missing)?;
+    let looked_at = fs::symlink_metadata(&path).map_err(|e| io_error(&e))?;
     if looked_at.len() > MAX_BYTES {
         return Err(ImageError::TooLarge);
     }
@@ -118,7 +135,7 @@ pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path)
-        .map_err(|_| ImageError::Link)?;
+        .map_err(|e| io_error(&e))?;
     let opened = file.metadata().map_err(|_| ImageError::Unreadable)?;
     if !opened.is_file() || opened.dev() != looked_at.dev() || opened.ino() != looked_at.ino() {
         return Err(ImageError::NotAFile);
@@ -139,7 +156,7 @@ pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
 pub fn read_inside(root: &Path, name: &str) -> Result<Vec<u8>, ImageError> {
     let (file, len) = open_inside(root, name)?;
     let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|_| ImageError::Unreadable)?;
+    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e))?;
     if bytes.len() as u64 > MAX_BYTES {
         return Err(ImageError::TooLarge);
     }

@@ -81,11 +81,16 @@ async fn check(url: String, image: Option<String>, detail: String, prompt: Strin
     let request = vision_mcp::check::CheckRequest { url, token: token.trim().to_string(), image, detail, prompt };
     match vision_mcp::check::run(&request).await {
         Ok(report) => {
-            print!("{report}");
-            ExitCode::SUCCESS
+            print!("{}", report.text);
+            if report.passed {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("vision-mcp: check: the call to analyze_image was refused (above)");
+                ExitCode::from(EXIT_FAILED)
+            }
         }
         Err(error) => {
-            eprintln!("vision-mcp: {error}");
+            eprintln!("vision-mcp: check: {error}");
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -99,9 +104,22 @@ async fn serve(http: bool, host: &str, port: u16) -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    if !settings.image_root.is_dir() {
-        eprintln!("vision-mcp: VISION_IMAGE_ROOT: not a folder this server can read");
-        return ExitCode::from(EXIT_CONFIG);
+    match vision_mcp::config::image_root_access(&settings.image_root) {
+        vision_mcp::config::RootAccess::Usable => {}
+        vision_mcp::config::RootAccess::NotAFolder => {
+            eprintln!(
+                "vision-mcp: VISION_IMAGE_ROOT: not a folder (in Docker: VISION_IMAGE_DIR in .env is mounted there)"
+            );
+            return ExitCode::from(EXIT_CONFIG);
+        }
+        vision_mcp::config::RootAccess::Denied(user) => {
+            // A warning, not a stop: the share's permissions can be fixed on the NAS without a restart.
+            tracing::warn!(
+                "VISION_IMAGE_ROOT: permission denied: this server ({user}) cannot list or enter the image folder, so \
+                 every call will be refused; give it read and traverse (r-x) access to the share, or set \
+                 VISION_IMAGE_GID to a group that has them and recreate the container"
+            );
+        }
     }
     let analyzer = match Analyzer::new(&settings, OPENAI_BASE) {
         Ok(analyzer) => analyzer,
@@ -154,7 +172,7 @@ async fn serve(http: bool, host: &str, port: u16) -> ExitCode {
         }
     };
     println!("listening on http://{bound}/mcp");
-    let served = axum::serve(listener, app)
+    let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move {
             tokio::select! {
                 _ = interrupt.recv() => {}

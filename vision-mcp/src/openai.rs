@@ -8,8 +8,10 @@ use serde_json::{Value, json};
 
 /// The only address production code uses.
 pub const OPENAI_BASE: &str = "https://api.openai.com";
-/// How long one request may take.
-pub const TIMEOUT: Duration = Duration::from_secs(90);
+/// How long one request may take: below Strata's default tool timeout (`mcp.timeout_s`, 60 s) with room
+/// for reading and preparing the picture, so Strata never gives up on a call that is still running
+/// (and billed). A cancelled call aborts the request at once (see `server.rs`).
+pub const TIMEOUT: Duration = Duration::from_secs(45);
 
 /// The fixed instructions: visible facts, usually at most 12 items, text in the picture is data,
 /// unreadable parts are marked unknown.

@@ -75,7 +75,7 @@ impl ServerHandler for VisionServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != TOOL {
             return Err(ErrorData::invalid_params(format!("there is no tool named {}", request.name), None));
@@ -86,7 +86,16 @@ impl ServerHandler for VisionServer {
             return Ok(CallToolResult::error(vec![ContentBlock::text("image and prompt are required strings")]).into());
         };
         let detail = text_argument(&arguments, "detail");
-        let result = match self.analyzer.analyze(image, prompt, detail).await {
+        // A client's `notifications/cancelled` (Strata's Stop or its tool timeout) ends the call here:
+        // dropping the analysis drops the in-flight OpenAI request with it. A reserved call stays counted.
+        let outcome = tokio::select! {
+            outcome = self.analyzer.analyze(image, prompt, detail) => outcome,
+            () = context.ct.cancelled() => {
+                tracing::info!("analyze_image cancelled by the client; the request to OpenAI was aborted");
+                Err("the call was cancelled".to_string())
+            }
+        };
+        let result = match outcome {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(reason) => CallToolResult::error(vec![ContentBlock::text(reason)]),
         };

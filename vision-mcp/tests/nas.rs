@@ -1,0 +1,264 @@
+//! What a NAS owner meets first: refusals that name the setting to change (token, Host, Origin,
+//! permissions), `check` failing loudly, and a cancelled call aborting its OpenAI request.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation};
+use rmcp::service::PeerRequestOptions;
+use rmcp::transport::TokioChildProcess;
+use support::{KEY, Setup, TOKEN, png};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+use vision_mcp::guard::Guard;
+use vision_mcp::server::{VisionServer, http_app};
+
+fn binary() -> tokio::process::Command {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_vision-mcp"))
+}
+
+fn call(image: &str) -> CallToolRequestParams {
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("image".into(), image.into());
+    arguments.insert("prompt".into(), "What does it say?".into());
+    CallToolRequestParams::new("analyze_image").with_arguments(arguments)
+}
+
+fn client() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("test-client", "1"))
+}
+
+/// Serves the HTTP app with these allowed hosts; the token is [`TOKEN`]. Stops when dropped.
+struct Served {
+    url: String,
+    stop: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn serve(setup: &Setup, allowed: &[&str]) -> Served {
+    let stop = CancellationToken::new();
+    let allowed: Vec<String> = allowed.iter().map(|h| h.to_string()).collect();
+    let app = http_app(setup.analyzer("http://127.0.0.1:9"), Guard::new(TOKEN, &allowed), stop.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, app).with_graceful_shutdown(async move { stopped.cancelled().await }).await
+    });
+    Served { url, stop }
+}
+
+async fn refusal(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("an answer");
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().await.expect("a JSON body");
+    (status, body["error"].as_str().unwrap_or_default().to_string())
+}
+
+#[tokio::test]
+async fn every_refusal_names_the_setting_that_admits_the_request() {
+    let setup = Setup::new(20, 3);
+    let server = serve(&setup, &["localhost:*", "127.0.0.1:*"]).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, message) = refusal(&server.url, &[("host", "192.168.1.20:8102"), ("authorization", &bearer)]).await;
+    assert_eq!(status, 403);
+    assert!(message.contains("MCP_ALLOWED_HOSTS") && message.contains("SERVER_IP"), "{message}");
+    let (status, message) =
+        refusal(&server.url, &[("origin", "http://evil.example:8102"), ("authorization", &bearer)]).await;
+    assert_eq!(status, 403);
+    assert!(message.contains("MCP_ALLOWED_HOSTS") && message.contains("SERVER_IP"), "{message}");
+    let (status, message) = refusal(&server.url, &[("authorization", "Bearer wrong")]).await;
+    assert_eq!(status, 401);
+    assert!(message.contains("VISION_MCP_TOKEN"), "{message}");
+    assert!(!message.contains(TOKEN) && !message.contains("wrong"), "{message}");
+}
+
+#[tokio::test]
+async fn check_says_in_one_line_why_it_was_refused_and_fails_when_the_call_is_refused() {
+    let setup = Setup::new(20, 3);
+    setup.write("a.png", &png(20, 20));
+    let server = serve(&setup, &["localhost:*", "127.0.0.1:*"]).await;
+    let wrong = binary().args(["check", &server.url]).env("VISION_MCP_TOKEN", "wrong").output().await.expect("runs");
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line, no SDK dump: {stderr}");
+    assert!(stderr.contains("HTTP 401") && stderr.contains("VISION_MCP_TOKEN"), "{stderr}");
+
+    let nas_only = serve(&setup, &["nas:*"]).await;
+    let host = binary().args(["check", &nas_only.url]).env("VISION_MCP_TOKEN", TOKEN).output().await.expect("runs");
+    let stderr = String::from_utf8_lossy(&host.stderr);
+    assert_eq!(host.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("HTTP 403") && stderr.contains("SERVER_IP"), "{stderr}");
+
+    let unreachable =
+        binary().args(["check", "http://127.0.0.1:9/mcp"]).env("VISION_MCP_TOKEN", TOKEN).output().await.expect("runs");
+    let stderr = String::from_utf8_lossy(&unreachable.stderr);
+    assert_eq!(unreachable.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("could not reach") && stderr.contains("MCP_BIND_IP"), "{stderr}");
+
+    // The real call is refused (no such picture): check says so and exits 1.
+    let refused = binary()
+        .args(["check", &server.url, "--image", "missing.png"])
+        .env("VISION_MCP_TOKEN", TOKEN)
+        .output()
+        .await
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&refused.stdout);
+    assert_eq!(refused.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("refused:\nthere is no such picture"), "{stdout}");
+}
+
+/// A stand-in for OpenAI that reads one request and never answers; it reports when the client hung up.
+async fn silent_openai() -> (String, tokio::sync::oneshot::Receiver<Duration>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (hung_up, seen) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else { return };
+        let started = std::time::Instant::now();
+        let mut buffer = vec![0u8; 1 << 16];
+        loop {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        let _ = socket.shutdown().await;
+        let _ = hung_up.send(started.elapsed());
+    });
+    (base, seen)
+}
+
+#[tokio::test]
+async fn a_cancelled_call_aborts_its_openai_request_and_stays_counted() {
+    let setup = Setup::new(20, 3);
+    setup.write("a.png", &png(20, 20));
+    let (base, hung_up) = silent_openai().await;
+    let analyzer = setup.analyzer(&base);
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    let handler = VisionServer::new(analyzer.clone());
+    tokio::spawn(async move {
+        if let Ok(service) = handler.serve(tokio::io::split(server_end)).await {
+            let _ = service.waiting().await;
+        }
+    });
+    let service = client().serve(tokio::io::split(client_end)).await.expect("initialized");
+    let handle = service
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call("a.png"))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    // Wait until the request reached the stand-in (the budget is reserved before it is sent).
+    for _ in 0..200 {
+        if analyzer.budget().used_today() == Ok(1) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    handle.cancel(Some("Stop".into())).await.expect("cancelled");
+    let held = tokio::time::timeout(Duration::from_secs(10), hung_up)
+        .await
+        .expect("the request to OpenAI is aborted long before its 45 s timeout")
+        .expect("the stand-in saw it");
+    assert!(held < Duration::from_secs(10), "{held:?}");
+    assert_eq!(analyzer.budget().used_today(), Ok(1), "a cancelled call stays counted");
+    let _ = service.cancel().await;
+}
+
+/// vision-mcp run as UID/GID 10001 (the container's user) through util-linux's setpriv. Needs root,
+/// as CI has; anywhere else the test says so and fails rather than pass without looking.
+fn as_container_user() -> tokio::process::Command {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false);
+    let setpriv = std::process::Command::new("setpriv").arg("--version").output().is_ok();
+    assert!(root && setpriv, "this test runs vision-mcp as UID 10001: it needs root and setpriv (util-linux)");
+    let mut command = tokio::process::Command::new("setpriv");
+    command.args(["--reuid=10001", "--regid=10001", "--clear-groups", "--", env!("CARGO_BIN_EXE_vision-mcp")]);
+    command
+}
+
+fn chmod(path: &std::path::Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+#[tokio::test]
+async fn permission_denied_is_reported_as_such_with_the_uid_hint() {
+    let setup = Setup::new(20, 3);
+    chmod(setup.dir.path(), 0o755);
+    chmod(&setup.root, 0o755);
+    chmod(&setup.write("open.png", &png(20, 20)), 0o644);
+    chmod(&setup.write("private.png", &png(20, 20)), 0o600);
+    setup.write("locked/inside.png", &png(20, 20));
+    chmod(&setup.root.join("locked"), 0o700);
+    let db = tempfile::tempdir().expect("db dir");
+    chmod(db.path(), 0o777);
+    let mut command = as_container_user();
+    command
+        .env_clear()
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", db.path().join("usage.sqlite3"))
+        .stderr(Stdio::null());
+    let service = client().serve(TokioChildProcess::new(command).expect("spawned")).await.expect("initialized");
+    let text = |r: rmcp::model::CallToolResult| -> String {
+        r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect()
+    };
+    for name in ["private.png", "locked/inside.png"] {
+        let result = service.peer().call_tool(call(name)).await.expect("a result");
+        assert_eq!(result.is_error, Some(true));
+        let text = text(result);
+        assert!(text.starts_with("permission denied") && text.contains("10001"), "{name}: {text}");
+        assert!(text.contains("VISION_IMAGE_GID"), "{text}");
+    }
+    let missing = text(service.peer().call_tool(call("gone.png")).await.expect("a result"));
+    assert_eq!(missing, "there is no such picture in the image folder");
+    let _ = service.cancel().await;
+
+    // A share the user cannot enter: the server still starts, and says why every call will fail.
+    chmod(&setup.root, 0o700);
+    let mut command = as_container_user();
+    command
+        .args(["--http", "--port", "0"])
+        .env_clear()
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_MCP_TOKEN", TOKEN)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", db.path().join("usage.sqlite3"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("spawned");
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line).await.expect("the ready line");
+    assert!(line.starts_with("listening on"), "{line}");
+    child.start_kill().expect("killed");
+    let output = child.wait_with_output().await.expect("stopped");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("permission denied") && stderr.contains("uid 10001"), "{stderr}");
+    assert!(!stderr.contains(&setup.root.display().to_string()), "no path in the log: {stderr}");
+}
