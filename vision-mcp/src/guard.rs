@@ -27,12 +27,15 @@ pub const ORIGIN_REFUSED: &str = "this Origin is not allowed: its host must be i
 pub const TOKEN_REFUSED: &str =
     "a valid Bearer token is required: send 'Authorization: Bearer <VISION_MCP_TOKEN from the server's .env>'";
 
+/// The refusals already logged: (client address, what was refused, the value sent).
+type LoggedRefusals = HashSet<(Option<IpAddr>, &'static str, String)>;
+
 /// The rules.
 #[derive(Clone)]
 pub struct Guard {
     token: Arc<Vec<u8>>,
     allowed: Arc<Vec<String>>,
-    logged: Arc<Mutex<HashSet<(Option<IpAddr>, &'static str, String)>>>,
+    logged: Arc<Mutex<LoggedRefusals>>,
 }
 
 impl Guard {
