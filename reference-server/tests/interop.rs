@@ -124,3 +124,126 @@ async fn spec_5_a_python_sdk_server_over_streamable_http() {
         "{image_text}"
     );
 }
+
+/// A CA and a leaf certificate for 127.0.0.1 signed by it (openssl), in `dir`: (ca.pem, leaf.pem, leaf.key).
+fn private_ca(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    let run = |args: &[&str]| {
+        let status =
+            Command::new("openssl").args(args).current_dir(dir).stdin(Stdio::null()).stderr(Stdio::null()).status();
+        assert!(status.expect("openssl runs").success(), "openssl {args:?}");
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=test CA",
+    ]);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n").expect("ext");
+    run(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"]);
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    (dir.join("ca.pem"), dir.join("leaf.pem"), dir.join("leaf.key"))
+}
+
+/// `ci/interop/tls_proxy.py` in front of `upstream` (host:port): the https base it listens on.
+fn tls_proxy(upstream: &str, cert: &std::path::Path, key: &std::path::Path) -> PythonServer {
+    let script = required(interop_dir().join("tls_proxy.py"));
+    let mut child = Command::new("python3")
+        .arg(script)
+        .args([upstream.as_ref(), cert.as_os_str(), key.as_os_str()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+    let url = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    PythonServer { child, url }
+}
+
+/// The reference-server binary for `config` with `env`; returns its base URL and the child.
+fn reference_server_binary(dir: &std::path::Path, config: &Value, env: &[(&str, &std::path::Path)]) -> (String, Child) {
+    let path = support::write_config(dir, config);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reference-server"));
+    command.args(["--config".as_ref(), path.as_os_str(), "--port".as_ref(), "0".as_ref()]).env_remove("SSL_CERT_FILE");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+    (line.trim().strip_prefix("listening on ").expect(&line).to_string(), child)
+}
+
+async fn hub_status(base: &str) -> Value {
+    for _ in 0..1500 {
+        let status: Value = client()
+            .get(format!("{base}/mcp"))
+            .bearer_auth("tls-test-key")
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the https server never settled");
+}
+
+#[tokio::test]
+async fn spec_5_1_an_https_mcp_server_with_a_private_ca_and_a_clear_error_without_it() {
+    let python = python_server();
+    let upstream = python.url.strip_prefix("http://").and_then(|rest| rest.split_once('/')).expect("a URL").0;
+    let dir = tempfile::tempdir().expect("dir");
+    let (ca, leaf, key) = private_ca(dir.path());
+    let tls = tls_proxy(upstream, &leaf, &key);
+    let path = python.url.split_once("://").and_then(|(_, rest)| rest.split_once('/')).map(|(_, p)| p).unwrap_or("");
+    let config = json!({"api_key": "tls-test-key", "mcp_servers": {"remote": {"url": format!("{}/{path}", tls.url)}}});
+
+    // Trusted through SSL_CERT_FILE, as any rustls/OpenSSL program on Linux: the server is ready.
+    let (base, mut trusting) = reference_server_binary(dir.path(), &config, &[("SSL_CERT_FILE", &ca)]);
+    let status = hub_status(&base).await;
+    let _ = trusting.kill();
+    let _ = trusting.wait();
+    assert_eq!(status["servers"][0]["status"], "ready", "{status}");
+    assert_eq!(status["servers"][0]["info"]["name"], "python-interop", "{status}");
+
+    // Without the CA: left out, with the certificate problem and the fix in one line.
+    let (base, mut refusing) = reference_server_binary(dir.path(), &config, &[]);
+    let status = hub_status(&base).await;
+    let _ = refusing.kill();
+    let _ = refusing.wait();
+    assert_eq!(status["servers"][0]["status"], "failed", "{status}");
+    let error = status["servers"][0]["error"].as_str().expect("an error");
+    assert!(error.starts_with(&format!("could not reach {}", tls.url)), "{error}");
+    assert!(error.contains("invalid peer certificate") && error.contains("SSL_CERT_FILE"), "{error}");
+    assert!(!error.contains("rmcp::") && !error.contains("WorkerTransport"), "no SDK type names: {error}");
+}

@@ -1,15 +1,18 @@
 //! The picture (seed 003): a relative name resolved inside the image folder one component at a time
-//! without following links, checked from its header (format, size, pixels, animation) before it is
-//! decoded, then re-encoded from pixels — so no metadata survives — and shrunk to at most 512 px.
+//! without following links (nor a file with a second name, a hard link), checked from its header
+//! (format, size, pixels, animation: GIF frames counted from their headers without decoding, APNG's
+//! `acTL` and WebP's animation flag read from the chunks) before it is decoded, then re-encoded from
+//! pixels — so no metadata survives — and shrunk to at most 512 px.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Cursor, Read};
+use std::num::NonZeroU64;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path};
 
 use base64::Engine;
-use image::{AnimationDecoder, DynamicImage, ImageDecoder, ImageFormat, ImageReader};
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 
 /// The largest file accepted.
 pub const MAX_BYTES: u64 = 10 << 20;
@@ -17,6 +20,8 @@ pub const MAX_BYTES: u64 = 10 << 20;
 pub const MAX_PIXELS: u64 = 20_000_000;
 /// The longest side sent.
 pub const MAX_SIDE: u32 = 512;
+/// What the GIF frame count may allocate for one frame (it decodes no pixels; this bounds its buffers).
+pub const MAX_GIF_FRAME_BYTES: u64 = 16 << 20;
 
 /// Why a picture is refused. The texts go back to the client, so they name no path and no value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +50,9 @@ pub enum ImageError {
     /// A folder, a device, a pipe.
     #[error("the picture is not a regular file")]
     NotAFile,
+    /// A file with more than one name: a hard link could make a file outside the folder readable.
+    #[error("the picture has more than one name (a hard link), which is not accepted: save it as a plain file")]
+    HardLink,
     /// Over the byte limit.
     #[error("the picture is larger than 10 MiB")]
     TooLarge,
@@ -54,8 +62,8 @@ pub enum ImageError {
     /// Not PNG, JPEG, WebP or GIF.
     #[error("only PNG, JPEG, WebP and still GIF pictures are accepted")]
     Format,
-    /// An animated GIF.
-    #[error("animated GIFs are not accepted")]
+    /// An animated GIF, PNG (APNG) or WebP.
+    #[error("animated pictures (GIF, APNG, WebP) are not accepted: save one still frame")]
     Animated,
     /// Unreadable or corrupt.
     #[error("the picture could not be read")]
@@ -140,6 +148,9 @@ pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
     if !opened.is_file() || opened.dev() != looked_at.dev() || opened.ino() != looked_at.ino() {
         return Err(ImageError::NotAFile);
     }
+    if opened.nlink() > 1 {
+        return Err(ImageError::HardLink);
+    }
     // Nothing on the way was swapped for a link between the walk and the open.
     if let Ok(real) = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
         && real != path
@@ -181,6 +192,16 @@ fn format_of(bytes: &[u8]) -> Result<ImageFormat, ImageError> {
 /// no animation, orientation applied, shrunk to [`MAX_SIDE`], encoded anew (PNG, or JPEG for JPEG).
 pub fn prepare(bytes: &[u8]) -> Result<Prepared, ImageError> {
     let format = format_of(bytes)?;
+    // Animation first, from the bytes alone: nothing is decoded or allocated for a refused picture.
+    let animated = match format {
+        ImageFormat::Gif => gif_frames(bytes)? > 1,
+        ImageFormat::Png => png_is_animated(bytes),
+        ImageFormat::WebP => webp_is_animated(bytes),
+        _ => false,
+    };
+    if animated {
+        return Err(ImageError::Animated);
+    }
     let reader = ImageReader::with_format(Cursor::new(bytes), format);
     let (width, height) = reader.into_dimensions().map_err(|_| ImageError::Unreadable)?;
     if width == 0 || height == 0 {
@@ -188,12 +209,6 @@ pub fn prepare(bytes: &[u8]) -> Result<Prepared, ImageError> {
     }
     if u64::from(width) * u64::from(height) > MAX_PIXELS {
         return Err(ImageError::TooManyPixels);
-    }
-    if format == ImageFormat::Gif {
-        let decoder = image::codecs::gif::GifDecoder::new(Cursor::new(bytes)).map_err(|_| ImageError::Unreadable)?;
-        if decoder.into_frames().take(2).count() > 1 {
-            return Err(ImageError::Animated);
-        }
     }
     let mut decoder =
         ImageReader::with_format(Cursor::new(bytes), format).into_decoder().map_err(|_| ImageError::Unreadable)?;
@@ -212,6 +227,66 @@ pub fn prepare(bytes: &[u8]) -> Result<Prepared, ImageError> {
     picture.write_to(&mut Cursor::new(&mut encoded), out_format).map_err(|_| ImageError::Unreadable)?;
     let data = base64::engine::general_purpose::STANDARD.encode(&encoded);
     Ok(Prepared { data_url: format!("data:{mime};base64,{data}"), width: picture.width(), height: picture.height() })
+}
+
+/// A GIF's frames (up to 2), counted from their headers without decoding pixels. A frame that does not
+/// lie inside the canvas is refused: a 1×1 canvas with one 65535×65535 frame is a decompression bomb.
+fn gif_frames(bytes: &[u8]) -> Result<usize, ImageError> {
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::Indexed);
+    options.check_frame_consistency(true);
+    options.skip_frame_decoding(true);
+    if let Some(limit) = NonZeroU64::new(MAX_GIF_FRAME_BYTES) {
+        options.set_memory_limit(gif::MemoryLimit::Bytes(limit));
+    }
+    let mut decoder = options.read_info(Cursor::new(bytes)).map_err(|_| ImageError::Unreadable)?;
+    let (width, height) = (u32::from(decoder.width()), u32::from(decoder.height()));
+    let mut frames = 0;
+    while let Some(frame) = decoder.next_frame_info().map_err(|_| ImageError::Unreadable)? {
+        let right = u32::from(frame.left) + u32::from(frame.width);
+        let bottom = u32::from(frame.top) + u32::from(frame.height);
+        if right > width || bottom > height {
+            return Err(ImageError::Unreadable);
+        }
+        frames += 1;
+        if frames > 1 {
+            break;
+        }
+    }
+    Ok(frames)
+}
+
+/// The chunks of a PNG (after its signature) as (type, data), up to the first IDAT.
+fn png_chunks(bytes: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let mut at = 8usize;
+    std::iter::from_fn(move || {
+        let length = u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+        let kind = bytes.get(at + 4..at + 8)?;
+        let data = bytes.get(at + 8..(at + 8).checked_add(length)?)?;
+        at = at.checked_add(12 + length)?;
+        Some((kind, data))
+    })
+    .take_while(|(kind, _)| *kind != b"IDAT")
+}
+
+/// An APNG announces its animation with an `acTL` chunk before the image data.
+fn png_is_animated(bytes: &[u8]) -> bool {
+    png_chunks(bytes).any(|(kind, _)| kind == b"acTL")
+}
+
+/// A WebP is animated when its `VP8X` header sets the animation flag or it carries `ANIM`/`ANMF` chunks.
+fn webp_is_animated(bytes: &[u8]) -> bool {
+    let mut at = 12usize;
+    while let (Some(kind), Some(size)) = (bytes.get(at..at + 4), bytes.get(at + 4..at + 8)) {
+        let size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+        let flagged = kind == b"VP8X" && bytes.get(at + 8).is_some_and(|flags| flags & 0x02 != 0);
+        if flagged || kind == b"ANIM" || kind == b"ANMF" {
+            return true;
+        }
+        let Some(next) = at.checked_add(8 + size + (size & 1)) else { return false };
+        at = next;
+    }
+    false
 }
 
 #[cfg(test)]

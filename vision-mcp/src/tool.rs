@@ -52,7 +52,13 @@ impl Analyzer {
             tokio::task::spawn_blocking(move || images::read_inside(&root, &name).and_then(|b| images::prepare(&b)))
                 .await
                 .map_err(|_| "the picture could not be read".to_string())?
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| {
+                    if e == images::ImageError::Permission {
+                        // Logged (without the name: logs carry no paths), since the fix is on the NAS.
+                        tracing::warn!("analyze_image refused: permission denied reading a picture or its folder");
+                    }
+                    e.to_string()
+                })?;
         let budget = self.budget.clone();
         tokio::task::spawn_blocking(move || budget.reserve())
             .await

@@ -58,7 +58,7 @@ async fn the_request_is_one_responses_call_with_a_small_clean_picture() {
 async fn a_jpeg_loses_its_exif_and_keeps_its_orientation() {
     let setup = Setup::new(20, 3);
     let server = openai(answer("- a photo", "completed")).await;
-    let jpeg = fixtures::images::picture(fixtures::images::PictureFormat::Jpeg, 300, 100, 2);
+    let jpeg = support::picture(support::Format::Jpeg, 300, 100, 2);
     // An APP1 Exif segment saying "rotate 90° clockwise" (orientation 6), with a secret in it.
     let mut exif = b"Exif\0\0II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0GPS-SECRET".to_vec();
     let len = (exif.len() + 2) as u16;
@@ -100,8 +100,8 @@ async fn every_refusal_sends_nothing_and_consumes_nothing() {
     huge[16..20].copy_from_slice(&6000u32.to_be_bytes());
     huge[20..24].copy_from_slice(&6000u32.to_be_bytes());
     setup.write("huge.png", &huge);
-    setup.write("drawing.svg", fixtures::images::SVG.as_bytes());
-    setup.write("corrupt.png", &fixtures::images::corrupt_png());
+    setup.write("drawing.svg", support::SVG.as_bytes());
+    setup.write("corrupt.png", &support::corrupt_png());
     setup.write("moving.gif", &animated_gif());
     let fifo = setup.root.join("pipe.png");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
@@ -166,11 +166,11 @@ async fn a_still_gif_and_a_webp_are_accepted() {
     let setup = Setup::new(20, 3);
     let server = openai(answer("- ok", "completed")).await;
     let mut gif = Vec::new();
-    image::DynamicImage::ImageRgb8(fixtures::images::pixels(20, 20, 1))
+    image::DynamicImage::ImageRgb8(support::pixels(20, 20, 1))
         .write_to(&mut std::io::Cursor::new(&mut gif), image::ImageFormat::Gif)
         .expect("gif");
     setup.write("still.gif", &gif);
-    setup.write("pic.webp", &fixtures::images::picture(fixtures::images::PictureFormat::Webp, 30, 20, 1));
+    setup.write("pic.webp", &support::picture(support::Format::Webp, 30, 20, 1));
     let analyzer = setup.analyzer(&server.uri());
     assert_eq!(analyzer.analyze("still.gif", PROMPT, Some("low")).await, Ok("- ok".into()));
     assert_eq!(analyzer.analyze("pic.webp", PROMPT, None).await, Ok("- ok".into()));

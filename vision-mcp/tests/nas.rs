@@ -220,9 +220,10 @@ async fn permission_denied_is_reported_as_such_with_the_uid_hint() {
         .env_clear()
         .env("OPENAI_API_KEY", KEY)
         .env("VISION_IMAGE_ROOT", &setup.root)
-        .env("VISION_USAGE_DB", db.path().join("usage.sqlite3"))
-        .stderr(Stdio::null());
-    let service = client().serve(TokioChildProcess::new(command).expect("spawned")).await.expect("initialized");
+        .env("VISION_USAGE_DB", db.path().join("usage.sqlite3"));
+    let log = std::fs::File::create(db.path().join("stdio.log")).expect("log file");
+    let (transport, _) = TokioChildProcess::builder(command).stderr(log).spawn().expect("spawned");
+    let service = client().serve(transport).await.expect("initialized");
     let text = |r: rmcp::model::CallToolResult| -> String {
         r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect()
     };
@@ -236,6 +237,9 @@ async fn permission_denied_is_reported_as_such_with_the_uid_hint() {
     let missing = text(service.peer().call_tool(call("gone.png")).await.expect("a result"));
     assert_eq!(missing, "there is no such picture in the image folder");
     let _ = service.cancel().await;
+    let log = std::fs::read_to_string(db.path().join("stdio.log")).expect("the server's log");
+    assert_eq!(log.matches("permission denied reading a picture").count(), 2, "{log}");
+    assert!(!log.contains("private.png") && !log.contains("inside.png"), "no names in the log: {log}");
 
     // A share the user cannot enter: the server still starts, and says why every call will fail.
     chmod(&setup.root, 0o700);

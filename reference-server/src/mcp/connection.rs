@@ -113,7 +113,13 @@ pub async fn connect(
             let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
             match tokio::time::timeout(start_timeout, client.serve(transport)).await {
                 Ok(Ok(service)) => (service, None),
-                Ok(Err(error)) => return Err(format!("could not reach {url}: {}", one_line(&error.to_string()))),
+                Ok(Err(error)) => {
+                    let why = match connect_failure(url).await {
+                        Some(cause) => cause,
+                        None => root_cause(&error),
+                    };
+                    return Err(format!("could not reach {url}: {why}"));
+                }
                 Err(_) => return Err(format!("initialize timed out after {} s", seconds(start_timeout))),
             }
         }
@@ -232,6 +238,32 @@ async fn stopped_reason_of(process: &ProcessWatch) -> String {
 pub fn seconds(duration: Duration) -> String {
     let s = duration.as_secs_f64();
     if s.fract() == 0.0 { format!("{}", s as u64) } else { format!("{s}") }
+}
+
+/// Why `url` cannot be reached at all (DNS, refused, TLS), from a plain request whose error keeps its
+/// cause chain — the SDK's error has flattened it. None when the address answers.
+async fn connect_failure(url: &str) -> Option<String> {
+    let probe = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().ok()?;
+    match probe.head(url).send().await {
+        Ok(_) => None,
+        Err(error) => Some(root_cause(&error)),
+    }
+}
+
+/// The innermost cause of an error, on one line: "invalid peer certificate: UnknownIssuer" rather than the
+/// SDK's wrapper text. A certificate problem also says how a private CA is trusted.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    let text = one_line(&cause.to_string());
+    let text = if text.is_empty() { one_line(&error.to_string()) } else { text };
+    if text.to_ascii_lowercase().contains("certificate") {
+        format!("{text} (a server with a private CA: point SSL_CERT_FILE at the CA's certificate)")
+    } else {
+        text
+    }
 }
 
 fn one_line(text: &str) -> String {

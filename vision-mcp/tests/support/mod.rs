@@ -13,6 +13,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 pub const KEY: &str = "sk-test-KEY-0123456789";
 pub const TOKEN: &str = "token-0123456789-0123456789-0123456789";
+pub const PROMPT: &str = "What is in the picture? (PROMPT-CANARY)";
 
 pub struct Setup {
     pub dir: tempfile::TempDir,
@@ -57,8 +58,53 @@ impl Setup {
     }
 }
 
+/// The formats the tests write (this folder builds on its own, so it makes its own pictures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Png,
+    Jpeg,
+    Webp,
+}
+
+/// Deterministic pixels: a dark frame around a gradient tinted by `seed`.
+pub fn pixels(width: u32, height: u32, seed: u32) -> image::RgbImage {
+    let tint = seed.wrapping_mul(0x9E37_79B1).to_le_bytes();
+    image::RgbImage::from_fn(width.max(1), height.max(1), |x, y| {
+        if x < 2 || y < 2 || x + 2 >= width || y + 2 >= height {
+            return image::Rgb([20, 20, 20]);
+        }
+        let d = ((x + y) * 255 / (width + height).max(1)) as u8;
+        image::Rgb([d ^ tint[0], (255 - d) ^ tint[1], ((x * 255 / width.max(1)) as u8) ^ tint[2]])
+    })
+}
+
+/// A picture of `width` × `height` in `format`.
+pub fn picture(format: Format, width: u32, height: u32, seed: u32) -> Vec<u8> {
+    let format = match format {
+        Format::Png => image::ImageFormat::Png,
+        Format::Jpeg => image::ImageFormat::Jpeg,
+        Format::Webp => image::ImageFormat::WebP,
+    };
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(pixels(width, height, seed))
+        .write_to(&mut std::io::Cursor::new(&mut out), format)
+        .expect("encoding an in-memory picture cannot fail");
+    out
+}
+
 pub fn png(width: u32, height: u32) -> Vec<u8> {
-    fixtures::images::picture(fixtures::images::PictureFormat::Png, width, height, 1)
+    picture(Format::Png, width, height, 1)
+}
+
+/// A small SVG (refused: not a raster format).
+pub const SVG: &str =
+    r#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10" fill="red"/></svg>"#;
+
+/// Bytes that start like a PNG and are not one.
+pub fn corrupt_png() -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend((0..4000u32).map(|i| (i * 31 % 256) as u8));
+    bytes
 }
 
 /// The Responses API answer the mock gives.
