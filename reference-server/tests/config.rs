@@ -64,6 +64,35 @@ fn spec_1_6_bad_mcp_server_entries_name_the_entry() {
 }
 
 #[test]
+fn spec_1_3_a_refused_headers_or_env_value_names_the_key_never_the_secret() {
+    let token = "Bearer SECRET-T0KEN-123";
+    for (config, key, shown) in [
+        (
+            json!({"mcp_servers": {"x": {"url": "http://h/mcp", "headers": {"Authorization": token, "X": 1}}}}),
+            "mcp_servers.x.headers",
+            r#""X":1"#,
+        ),
+        (
+            json!({"mcp_servers": {"x": {"command": "c", "env": {"API_TOKEN": token, "N": true}}}}),
+            "mcp_servers.x.env",
+            r#""N":true"#,
+        ),
+        (
+            json!({"mcp_servers": {"x": {"url": "http://h/sse", "type": "sse", "headers": {"Authorization": token}}}}),
+            "mcp_servers.x",
+            r#""Authorization":"***""#,
+        ),
+        (json!({"mcpServers": {"x": {"url": "http://h/mcp", "headers": token}}}), "mcpServers.x.headers", r#""***""#),
+    ] {
+        let (code, stderr) = refused(&config, &[]);
+        assert_eq!(code, 2, "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(key) && stderr.contains(shown), "{stderr}");
+        assert!(!stderr.contains("SECRET-T0KEN"), "the token leaked: {stderr}");
+    }
+}
+
+#[test]
 fn spec_1_3_other_top_level_values_are_checked() {
     assert_one_line_naming(json!({"port": 70000}), "port", "70000");
     assert_one_line_naming(json!({"engine": {"scripts": "hi"}}), "engine.scripts", "\"hi\"");

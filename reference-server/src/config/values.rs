@@ -25,12 +25,43 @@ impl ConfigError {
 
 /// Compact JSON of a value, cut at 120 characters so a huge value cannot flood the terminal.
 pub fn show(value: &Value) -> String {
-    let text = value.to_string();
+    let text = redacted(value).to_string();
     if text.chars().count() <= 120 {
         return text;
     }
     let cut: String = text.chars().take(117).collect();
     format!("{cut}...")
+}
+
+/// `value` with every secret-bearing string replaced by `"***"`: the values of `headers` and `env`
+/// objects (tokens, keys) and `api_key`, at any depth. Other values are kept, so the wrong one still shows.
+pub fn redacted(value: &Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .map(|(key, inner)| {
+                    let secret_map = matches!(key.as_str(), "headers" | "env") && inner.is_object();
+                    let shown = match inner {
+                        Value::String(_) if key == "api_key" => Value::String("***".into()),
+                        Value::Object(entries) if secret_map => Value::Object(
+                            entries
+                                .iter()
+                                .map(|(name, v)| {
+                                    let v = if v.is_string() { Value::String("***".into()) } else { v.clone() };
+                                    (name.clone(), v)
+                                })
+                                .collect(),
+                        ),
+                        other => redacted(other),
+                    };
+                    (key.clone(), shown)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redacted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A JSON boolean, nothing else (`"true"`, `1` and `null` are refused).
@@ -87,7 +118,14 @@ pub fn string_list(key: &str, value: &Value) -> Result<Vec<String>, ConfigError>
 
 /// An object whose values are all strings (environment variables, HTTP headers).
 pub fn string_map(key: &str, value: &Value) -> Result<Vec<(String, String)>, ConfigError> {
-    let fail = || ConfigError::new(key, value, "expected an object of strings");
+    // Headers and environment variables carry tokens: the error shows the names and the wrong value,
+    // every string as "***" (SPEC 1.3).
+    let shown = match value {
+        Value::Object(_) => redacted(&serde_json::json!({"headers": value}))["headers"].clone(),
+        Value::String(_) => Value::String("***".into()),
+        other => redacted(other),
+    };
+    let fail = || ConfigError::new(key, &shown, "expected an object of strings");
     let object = value.as_object().ok_or_else(fail)?;
     object.iter().map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())).ok_or_else(fail)).collect()
 }
@@ -102,6 +140,18 @@ pub fn one_of(key: &str, value: &Value, words: &[&'static str]) -> Result<&'stat
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn secrets_in_headers_env_and_api_key_are_never_shown() {
+        let entry = json!({"url": "u", "type": "sse", "headers": {"Authorization": "Bearer T0KEN", "X": 1}});
+        assert_eq!(show(&entry), r#"{"url":"u","type":"sse","headers":{"Authorization":"***","X":1}}"#);
+        let err =
+            string_map("mcp_servers.x.env", &json!({"OPENAI_API_KEY": "sk-S3CRET", "N": 2})).expect_err("refused");
+        assert_eq!(err.value, r#"{"OPENAI_API_KEY":"***","N":2}"#);
+        let err = string_map("mcp_servers.x.headers", &json!("Bearer T0KEN")).expect_err("refused");
+        assert_eq!(err.value, r#""***""#);
+        assert_eq!(show(&json!({"api_key": "k3y", "port": 1})), r#"{"api_key":"***","port":1}"#);
+    }
 
     #[test]
     fn boolean_refuses_strings_numbers_and_null() {

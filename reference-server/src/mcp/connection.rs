@@ -18,6 +18,8 @@ use tokio::sync::{oneshot, watch};
 
 use crate::config::{McpServerSpec, McpTransportSpec};
 
+/// The bytes kept of one stderr line (the rest of a longer line is dropped).
+const STDERR_LINE_BYTES: usize = 4096;
 /// Lines of a stdio server's stderr kept for error messages.
 const STDERR_LINES: usize = 40;
 /// The largest answer accepted from an HTTP server: four pictures at the cap and then some.
@@ -167,7 +169,10 @@ fn spawn(
     cwd: Option<&std::path::Path>,
 ) -> Result<(Streams, ProcessWatch), String> {
     let mut wrapped = CommandWrap::with_new(command, |c| {
+        // The server's own API key is not the tool's business: a child gets it only when its entry's
+        // `env` names it (SPEC 5.1).
         c.args(args)
+            .env_remove("STRATA_API_KEY")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -184,18 +189,7 @@ fn spawn(
     let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
     if let Some(pipe) = stderr_pipe {
         let lines = Arc::clone(&stderr);
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(pipe).lines();
-            while let Ok(Some(line)) = reader.next_line().await {
-                tracing::debug!(line = %line, "MCP server stderr");
-                if let Ok(mut kept) = lines.lock() {
-                    if kept.len() == STDERR_LINES {
-                        kept.pop_front();
-                    }
-                    kept.push_back(line);
-                }
-            }
-        });
+        tokio::spawn(keep_stderr_lines(pipe, lines));
     }
     let (exit_sender, exit) = watch::channel(None);
     let (stop, stop_requested) = oneshot::channel::<()>();
@@ -238,6 +232,42 @@ async fn stopped_reason_of(process: &ProcessWatch) -> String {
 pub fn seconds(duration: Duration) -> String {
     let s = duration.as_secs_f64();
     if s.fract() == 0.0 { format!("{}", s as u64) } else { format!("{s}") }
+}
+
+/// Reads a stdio server's stderr to its end, keeping the last [`STDERR_LINES`] lines, each cut to
+/// [`STDERR_LINE_BYTES`] and read as lossy UTF-8: a line with no newline cannot grow without bound, and
+/// a byte that is not UTF-8 does not stop the reader (which would leave the child blocked on a full pipe).
+async fn keep_stderr_lines(pipe: tokio::process::ChildStderr, kept: Arc<Mutex<VecDeque<String>>>) {
+    let keep = |line: &[u8]| {
+        let line = String::from_utf8_lossy(line).into_owned();
+        if let Ok(mut kept) = kept.lock() {
+            if kept.len() == STDERR_LINES {
+                kept.pop_front();
+            }
+            kept.push_back(line);
+        }
+    };
+    let mut reader = BufReader::new(pipe);
+    let mut line = Vec::new();
+    loop {
+        let buffer = match reader.fill_buf().await {
+            Ok(buffer) if !buffer.is_empty() => buffer,
+            _ => break,
+        };
+        let newline = buffer.iter().position(|&b| b == b'\n');
+        let chunk = &buffer[..newline.unwrap_or(buffer.len())];
+        let room = STDERR_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = newline.map_or(buffer.len(), |at| at + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            keep(&line);
+            line.clear();
+        }
+    }
+    if !line.is_empty() {
+        keep(&line);
+    }
 }
 
 /// Why `url` cannot be reached at all (DNS, refused, TLS), from a plain request whose error keeps its

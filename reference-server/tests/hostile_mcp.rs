@@ -1,0 +1,99 @@
+//! Hostile or careless stdio MCP servers (SPEC 5.1, 5.3): a child never receives the server's API key
+//! unless its entry names it, and a stderr flood without newlines or with bytes that are not UTF-8 is
+//! read to its end, bounded, so the last line still explains why the server stopped.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const KEY: &str = "strata-key-S3CRET-0123";
+
+struct Running {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(dir: &std::path::Path, config: &Value) -> Running {
+    let path = dir.join("run.json");
+    std::fs::write(&path, config.to_string()).expect("config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .arg("--config")
+        .arg(&path)
+        .args(["--port", "0"])
+        .env("STRATA_API_KEY", KEY)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+    let base = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    Running { child, base }
+}
+
+async fn settled(server: &Running) -> Value {
+    let client = reqwest::Client::new();
+    for _ in 0..1500 {
+        let status: Value = client
+            .get(format!("{}/mcp", server.base))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the server never settled");
+}
+
+#[tokio::test]
+async fn spec_5_1_a_stdio_child_never_inherits_the_servers_api_key() {
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("env.txt");
+    let config = json!({"mcp_servers": {"envdump": {
+        "command": "sh", "args": ["-c", "env > \"$OUT\"; echo 'not an MCP server' >&2; exit 3"],
+        "env": {"OUT": out, "CONFIGURED": "yes"}}}});
+    let server = start(dir.path(), &config);
+    let status = settled(&server).await;
+    assert_eq!(status["servers"][0]["status"], "failed", "{status}");
+    let env = std::fs::read_to_string(&out).expect("the child wrote its environment");
+    assert!(env.lines().any(|l| l == "CONFIGURED=yes"), "the configured env is there: {env}");
+    assert!(!env.contains("STRATA_API_KEY") && !env.contains("S3CRET"), "the server's key leaked: {env}");
+
+    // Named in the entry's env, it is passed: the operator chose to.
+    let config = json!({"mcp_servers": {"envdump": {
+        "command": "sh", "args": ["-c", "env > \"$OUT\"; exit 3"],
+        "env": {"OUT": out, "STRATA_API_KEY": "given-on-purpose"}}}});
+    drop(server);
+    let server = start(dir.path(), &config);
+    settled(&server).await;
+    let env = std::fs::read_to_string(&out).expect("env");
+    assert!(env.lines().any(|l| l == "STRATA_API_KEY=given-on-purpose"), "{env}");
+}
+
+#[tokio::test]
+async fn spec_5_3_a_stderr_flood_and_bytes_that_are_not_utf8_still_leave_the_last_line() {
+    let dir = tempfile::tempdir().expect("dir");
+    let script = "head -c 5000000 /dev/zero | tr '\\0' x >&2; printf '\\n\\377\\376 last words\\n' >&2; exit 3";
+    let config = json!({"mcp_servers": {"noisy": {"command": "sh", "args": ["-c", script]}}});
+    let server = start(dir.path(), &config);
+    let status = settled(&server).await;
+    let error = status["servers"][0]["error"].as_str().expect("an error");
+    assert_eq!(status["servers"][0]["status"], "failed", "{status}");
+    assert!(error.starts_with("the server stopped (exit code 3): "), "{error}");
+    assert!(error.ends_with("\u{FFFD}\u{FFFD} last words"), "the reader went past the bad bytes: {error}");
+}
