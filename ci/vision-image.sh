@@ -25,7 +25,7 @@ binary=target/release/vision-mcp
 
 if [ ! -s "$work/base.tar" ]; then
     say "Debian bookworm minbase with mmdebstrap"
-    mmdebstrap --quiet --variant=minbase bookworm "$work/base.tar.part" http://deb.debian.org/debian
+    mmdebstrap --quiet --format=tar --variant=minbase bookworm "$work/base.tar.part" http://deb.debian.org/debian
     mv "$work/base.tar.part" "$work/base.tar"
 fi
 "${podman[@]}" import --quiet "$work/base.tar" localhost/debian-mmdebstrap:bookworm >/dev/null
