@@ -32,8 +32,21 @@ pub async fn completions(State(state): State<Arc<AppState>>, headers: HeaderMap,
     }
 }
 
+/// The top-level fields of a chat request the server reads (SPEC 4.1); the rest are skipped unread.
+const CHAT_FIELDS: &[&str] = &[
+    "messages",
+    "tools",
+    "stream",
+    "max_tokens",
+    "max_completion_tokens",
+    "model",
+    "strata_mcp",
+    "tool_choice",
+    "response_format",
+];
+
 async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let value = read_json(&headers, body, state.config.max_body_bytes).await?;
+    let value = read_json(&headers, body, state.config.max_body_bytes, CHAT_FIELDS).await?;
     let mut request = ChatRequest::from_json(&value)?;
     if state.faults().has(Fault::OptInLoose) {
         request.strata_mcp |= matches!(value.get("strata_mcp"), Some(v) if v == "yes" || v == "true" || v == 1);

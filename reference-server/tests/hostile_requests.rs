@@ -1,0 +1,89 @@
+//! Hostile request bodies (SPEC 4.10): a huge array in an unknown field costs no memory, and a body
+//! with more JSON values than the bound is refused with 413 before it can grow the server. Measured on
+//! the real binary: its peak RSS is read from /proc after the attack.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const KEY: &str = "hostile-test-key";
+
+struct Running {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Running {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("run.json");
+    std::fs::write(&path, "{}").expect("config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .arg("--config")
+        .arg(&path)
+        .args(["--port", "0", "--api-key", KEY])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+    let base = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    Running { child, base }
+}
+
+fn peak_rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmHWM");
+    kib >> 10
+}
+
+/// `{"messages":[…hi…], "<field>": [0,0,…]}` with `elements` zeros.
+fn body_with_array(field: &str, elements: usize) -> Vec<u8> {
+    let mut body = format!(r#"{{"messages":[{{"role":"user","content":"hi"}}],"{field}":[0"#).into_bytes();
+    body.reserve(elements * 2 + 4);
+    for _ in 1..elements {
+        body.extend_from_slice(b",0");
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
+async fn post(server: &Running, body: Vec<u8>) -> (u16, serde_json::Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", server.base))
+        .bearer_auth(KEY)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("an answer");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("a JSON body"))
+}
+
+#[tokio::test]
+async fn spec_4_10_a_huge_unknown_field_costs_nothing_and_too_many_values_are_413() {
+    let server = start();
+    let pid = server.child.id();
+    // 30 million elements in an unknown field (60 MB): as a serde_json::Value that was ~2.4 GB.
+    let (status, answer) = post(&server, body_with_array("junk", 30_000_000)).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["choices"][0]["message"]["content"], "Hello from the mock engine.");
+    // Two million values where the server reads them (a tool list): refused at the bound.
+    let (status, answer) = post(&server, body_with_array("tools", 2_000_000)).await;
+    assert_eq!(status, 413, "{answer}");
+    assert_eq!(answer["error"]["message"], "the request holds more than 1000000 JSON values");
+    let peak = peak_rss_mib(pid);
+    eprintln!("reference-server peak RSS after a 60 MB unknown array and a 2M-value tool list: {peak} MiB");
+    assert!(peak < 300, "peak RSS {peak} MiB");
+}
