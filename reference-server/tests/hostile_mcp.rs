@@ -97,3 +97,45 @@ async fn spec_5_3_a_stderr_flood_and_bytes_that_are_not_utf8_still_leave_the_las
     assert!(error.starts_with("the server stopped (exit code 3): "), "{error}");
     assert!(error.ends_with("\u{FFFD}\u{FFFD} last words"), "the reader went past the bad bytes: {error}");
 }
+
+/// A stdio MCP server (Python, newline-delimited JSON-RPC) whose `tools/list` never ends: every page
+/// holds `argv[1]` tools of the same name and a next cursor.
+const ENDLESS_PAGES: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "endless", "version": "1"}}
+    elif msg["method"] == "tools/list":
+        page = int((msg.get("params") or {}).get("cursor") or 0)
+        tools = [{"name": "same", "inputSchema": {"type": "object"}} for _ in range(int(sys.argv[1]))]
+        result = {"tools": tools, "nextCursor": str(page + 1)}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[tokio::test]
+async fn spec_5_2_endless_paging_and_a_flood_of_tools_are_cut_at_the_limits() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = json!({"mcp_servers": {"endless": {"command": "python3", "args": ["-c", ENDLESS_PAGES, "300"]}}});
+    let server = start(dir.path(), &config);
+    let status = settled(&server).await;
+    assert_eq!(status["servers"][0]["status"], "ready", "{status}");
+    assert_eq!(status["tools"], 1000, "cut at 1000 tools");
+    let tools = status["servers"][0]["tools"].as_array().expect("tools");
+    assert_eq!(tools[0]["name"], "endless__same");
+    assert_eq!(tools[1]["name"], "endless__same_2");
+    assert_eq!(tools[999]["name"], "endless__same_1000");
+    drop(server);
+
+    // One tool a page, forever: cut after 100 pages.
+    let config = json!({"mcp_servers": {"endless": {"command": "python3", "args": ["-c", ENDLESS_PAGES, "1"]}}});
+    let server = start(dir.path(), &config);
+    let status = settled(&server).await;
+    assert_eq!(status["servers"][0]["status"], "ready", "{status}");
+    assert_eq!(status["tools"], 100, "cut after 100 pages");
+}

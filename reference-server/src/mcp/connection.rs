@@ -18,6 +18,10 @@ use tokio::sync::{oneshot, watch};
 
 use crate::config::{McpServerSpec, McpTransportSpec};
 
+/// The most `tools/list` pages read from one server (as Strata).
+pub const MAX_TOOL_PAGES: usize = 100;
+/// The most tools kept from one server.
+pub const MAX_TOOLS_PER_SERVER: usize = 1000;
 /// The bytes kept of one stderr line (the rest of a longer line is dropped).
 const STDERR_LINE_BYTES: usize = 4096;
 /// Lines of a stdio server's stderr kept for error messages.
@@ -140,7 +144,7 @@ pub async fn connect(
         })
         .unwrap_or_default();
     let connection = Connection { service, process };
-    let tools = match tokio::time::timeout(start_timeout, connection.service.peer().list_all_tools()).await {
+    let tools = match tokio::time::timeout(start_timeout, list_tools_capped(&connection)).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(rmcp::ServiceError::McpError(e))) if e.code.0 == -32601 => Vec::new(),
         Ok(Err(error)) => {
@@ -158,6 +162,36 @@ pub async fn connect(
         }
     };
     Ok((connection, info, tools.into_iter().filter(|t| !t.name.is_empty()).collect()))
+}
+
+/// `tools/list`, page by page, at most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS_PER_SERVER`] tools: a
+/// server that pages forever or lists a hundred thousand tools is cut off there, with a warning.
+async fn list_tools_capped(connection: &Connection) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
+    let peer = connection.service.peer();
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = cursor.take().map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer.list_tools(params).await?;
+        tools.extend(page.tools);
+        if tools.len() >= MAX_TOOLS_PER_SERVER {
+            tracing::warn!(
+                limit = MAX_TOOLS_PER_SERVER,
+                "an MCP server lists more tools than the limit; the rest are left out"
+            );
+            tools.truncate(MAX_TOOLS_PER_SERVER);
+            return Ok(tools);
+        }
+        match page.next_cursor {
+            Some(next) if !next.is_empty() => cursor = Some(next),
+            _ => return Ok(tools),
+        }
+    }
+    tracing::warn!(
+        pages = MAX_TOOL_PAGES,
+        "an MCP server's tools/list did not end; the pages after the limit are left out"
+    );
+    Ok(tools)
 }
 
 type Streams = (tokio::process::ChildStdout, tokio::process::ChildStdin);
