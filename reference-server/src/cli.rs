@@ -41,6 +41,20 @@ const EXIT_BAD_CONFIG: u8 = 2;
 /// Exit code when the address cannot be bound or serving fails.
 const EXIT_SERVE_FAILED: u8 = 1;
 
+/// `RUST_LOG` (default `info`), with the libraries that would log message bodies capped whatever it
+/// asks: rmcp logs every JSON-RPC message (prompts, tool arguments, pictures) at debug, and the HTTP
+/// stack logs headers at trace. Logs never carry a prompt, a picture or a key (SPEC 1.12).
+fn log_filter() -> tracing_subscriber::EnvFilter {
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    for capped in ["rmcp=warn", "hyper=info", "hyper_util=info", "reqwest=info", "h2=info", "rustls=info"] {
+        if let Ok(directive) = capped.parse() {
+            filter = filter.add_directive(directive);
+        }
+    }
+    filter
+}
+
 /// Runs the server as the binary does: parses `args` (the program name first), loads the
 /// configuration, serves until a stop signal. `faults` is empty except in `fixtures/broken`.
 pub fn run<I, T>(args: I, faults: Faults) -> ExitCode
@@ -75,13 +89,7 @@ where
     for warning in &loaded.warnings {
         eprintln!("reference-server: {warning}");
     }
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| "info,rmcp=warn".into()),
-        )
-        .try_init()
-        .ok();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(log_filter()).try_init().ok();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

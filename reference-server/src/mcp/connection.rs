@@ -272,6 +272,7 @@ pub fn seconds(duration: Duration) -> String {
 /// [`STDERR_LINE_BYTES`] and read as lossy UTF-8: a line with no newline cannot grow without bound, and
 /// a byte that is not UTF-8 does not stop the reader (which would leave the child blocked on a full pipe).
 async fn keep_stderr_lines(pipe: tokio::process::ChildStderr, kept: Arc<Mutex<VecDeque<String>>>) {
+    // Kept for error messages, never logged: a tool's stderr may echo its arguments.
     let keep = |line: &[u8]| {
         let line = String::from_utf8_lossy(line).into_owned();
         if let Ok(mut kept) = kept.lock() {
