@@ -52,14 +52,22 @@ enum Command {
     },
 }
 
+/// `RUST_LOG` (default `info`), with the libraries that would log message bodies capped whatever it asks:
+/// rmcp logs every JSON-RPC message (prompts) at debug, the HTTP stack headers (the token) at trace.
+fn log_filter() -> tracing_subscriber::EnvFilter {
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    for capped in ["rmcp=warn", "hyper=info", "hyper_util=info", "reqwest=info", "h2=info", "rustls=info"] {
+        if let Ok(directive) = capped.parse() {
+            filter = filter.add_directive(directive);
+        }
+    }
+    filter
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| "info,rmcp=warn".into()),
-        )
-        .init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(log_filter()).init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -231,3 +231,31 @@ async fn check_initializes_and_lists_with_the_token() {
     let refused = binary().args(["check", &server.url]).env("VISION_MCP_TOKEN", "wrong").output().await.expect("runs");
     assert_eq!(refused.status.code(), Some(1));
 }
+
+#[tokio::test]
+async fn at_trace_level_the_log_holds_no_prompt_token_or_key() {
+    let setup = Setup::new(20, 3);
+    setup.write("a.png", &png(20, 20));
+    let mut command = binary();
+    command
+        .env_clear()
+        .env("RUST_LOG", "trace")
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"));
+    let log_path = setup.dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let (transport, _) = TokioChildProcess::builder(command).stderr(log).spawn().expect("spawned");
+    let service = client().serve(transport).await.expect("initialized");
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("image".into(), "missing-CANARY.png".into());
+    arguments.insert("prompt".into(), "PROMPT-CANARY".into());
+    let call = CallToolRequestParams::new("analyze_image").with_arguments(arguments);
+    let result = service.peer().call_tool(call).await.expect("a result");
+    assert_eq!(result.is_error, Some(true));
+    let _ = service.cancel().await;
+    let log = std::fs::read_to_string(&log_path).expect("the log");
+    for secret in ["PROMPT-CANARY", "missing-CANARY", KEY] {
+        assert!(!log.contains(secret), "the log carries {secret}: {log}");
+    }
+}
