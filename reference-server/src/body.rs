@@ -1,4 +1,5 @@
-//! Reading a JSON request body within its bounds (SPEC 4.10): 413 over the byte cap or over
+//! Reading a JSON request body within its bounds (SPEC 4.10, 1.11): 408 when it does not arrive in
+//! time, 413 over the byte cap or over
 //! [`MAX_JSON_VALUES`] values, 400 for anything that is not JSON, both in the JSON error shape. Only the
 //! top-level fields the route reads are built; the others are skipped without being kept, so an unknown
 //! field holding a huge array costs no memory (a `serde_json::Value` costs ~80 bytes an element).
@@ -21,13 +22,27 @@ pub const MAX_JSON_VALUES: usize = 1_000_000;
 
 /// Reads and parses the body, refusing more than `limit` bytes; of a top-level object only the fields
 /// named in `keep` are built (the others are checked to be JSON and skipped).
-pub async fn read_json(headers: &HeaderMap, body: Body, limit: usize, keep: &[&str]) -> Result<Value, ApiError> {
+pub async fn read_json(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    timeout: std::time::Duration,
+    keep: &[&str],
+) -> Result<Value, ApiError> {
     let declared =
         headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::too_large(limit));
     }
-    let bytes = match Limited::new(body, limit).collect().await {
+    // A body that trickles in is cut off: `timeout` for the whole of it (SPEC 1.11).
+    let Ok(collected) = tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await else {
+        return Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "invalid_request_error",
+            format!("the request body did not arrive within {} s", timeout.as_secs()),
+        ));
+    };
+    let bytes = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => return Err(ApiError::too_large(limit)),
         Err(_) => return Err(ApiError::malformed("the body could not be read")),

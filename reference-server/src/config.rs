@@ -156,6 +156,13 @@ pub struct RunConfig {
     pub trusted_origins: Vec<String>,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// How many client connections are served at once (`max_connections`, default 1024); more are
+    /// closed as they arrive.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (`header_timeout_s`, default 10).
+    pub header_timeout: std::time::Duration,
+    /// How long a client may take to send a request's body (`body_timeout_s`, default 60).
+    pub body_timeout: std::time::Duration,
     /// The mock engine.
     pub engine: EngineSettings,
     /// MCP settings.
@@ -185,6 +192,9 @@ const TOP_KEYS: &[&str] = &[
     "allowed_hosts",
     "trusted_origins",
     "max_body_mib",
+    "max_connections",
+    "header_timeout_s",
+    "body_timeout_s",
     "engine",
     "mcp",
     "mcp_servers",
@@ -243,6 +253,13 @@ impl RunConfig {
             Some(v) => (values::positive_integer("max_body_mib", v)?.min(4096) as usize) << 20,
             None => 256 << 20,
         };
+        let bounded = |key: &str, default: u64| match top.get(key) {
+            Some(v) => values::positive_integer(key, v),
+            None => Ok(default),
+        };
+        let max_connections = bounded("max_connections", 1024)? as usize;
+        let header_timeout = std::time::Duration::from_secs(bounded("header_timeout_s", 10)?);
+        let body_timeout = std::time::Duration::from_secs(bounded("body_timeout_s", 60)?);
         let mut engine = engine_from(top.get("engine"), &mut warnings)?;
         if !overrides.scripts.is_empty() {
             engine.scripts = overrides.scripts.clone();
@@ -265,6 +282,9 @@ impl RunConfig {
             allowed_hosts,
             trusted_origins,
             max_body_bytes,
+            max_connections,
+            header_timeout,
+            body_timeout,
             engine,
             mcp,
             mcp_servers,

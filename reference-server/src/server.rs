@@ -5,7 +5,6 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -52,15 +51,58 @@ pub async fn serve(
         stop.await;
         shutdown.cancel();
     };
-    // Small frames (SSE chunks, 304s) go out at once.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let served = axum::serve(listener, app).with_graceful_shutdown(stopping).await;
+    let served = serve_connections(listener, app, &state.config, stopping).await;
     if let Some(hub) = &state.hub {
         hub.close().await;
     }
     served
+}
+
+/// Accepts connections until `stopping` completes, then waits for the open ones to finish. Every
+/// connection must send its request headers within `header_timeout` (a slowloris client is dropped);
+/// at most `max_connections` are served at once, and one over that is closed as it arrives, so idle
+/// or slow clients cannot exhaust the server's file descriptors and memory (SPEC 1.11).
+async fn serve_connections(
+    listener: TcpListener,
+    app: axum::Router,
+    config: &RunConfig,
+    stopping: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(config.header_timeout);
+    tokio::pin!(stopping);
+    loop {
+        let (tcp, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors or a connection reset before accept: wait a moment, go on.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = &mut stopping => break,
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            drop(tcp);
+            continue;
+        };
+        // Small frames (SSE chunks, 304s) go out at once.
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = builder.serve_connection(TokioIo::new(tcp), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 /// A server running in this process.

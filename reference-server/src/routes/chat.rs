@@ -46,7 +46,8 @@ const CHAT_FIELDS: &[&str] = &[
 ];
 
 async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let value = read_json(&headers, body, state.config.max_body_bytes, CHAT_FIELDS).await?;
+    let config = &state.config;
+    let value = read_json(&headers, body, config.max_body_bytes, config.body_timeout, CHAT_FIELDS).await?;
     let mut request = ChatRequest::from_json(&value)?;
     if state.faults().has(Fault::OptInLoose) {
         request.strata_mcp |= matches!(value.get("strata_mcp"), Some(v) if v == "yes" || v == "true" || v == 1);
