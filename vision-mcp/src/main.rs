@@ -180,20 +180,63 @@ async fn serve(http: bool, host: &str, port: u16) -> ExitCode {
         }
     };
     println!("listening on http://{bound}/mcp");
-    let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-            stop.cancel();
-        })
-        .await;
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("vision-mcp: failed while serving: {error}");
-            ExitCode::from(EXIT_FAILED)
+    serve_connections(listener, app, async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
         }
+        stop.cancel();
+    })
+    .await;
+    ExitCode::SUCCESS
+}
+
+/// At most this many connections are served at once; one more is closed as it arrives.
+const MAX_CONNECTIONS: usize = 64;
+/// A client must send its request headers within this time, or it is dropped (slowloris).
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Accepts connections until `stopping` completes, then lets the open ones finish. Each request
+/// carries its peer address (for the guard's refusal log).
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    stopping: impl std::future::Future<Output = ()>,
+) {
+    use axum::extract::ConnectInfo;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt;
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    tokio::pin!(stopping);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = &mut stopping => break,
+        };
+        let Ok(slot) = std::sync::Arc::clone(&slots).try_acquire_owned() else {
+            drop(tcp);
+            continue;
+        };
+        let app = app.clone().map_request(move |mut request: axum::extract::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request
+        });
+        let service = hyper_util::service::TowerToHyperService::new(app);
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(tcp), service));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
     }
+    drop(listener);
+    graceful.shutdown().await;
 }

@@ -266,3 +266,55 @@ async fn permission_denied_is_reported_as_such_with_the_uid_hint() {
     assert!(stderr.contains("permission denied") && stderr.contains("uid 10001"), "{stderr}");
     assert!(!stderr.contains(&setup.root.display().to_string()), "no path in the log: {stderr}");
 }
+
+#[tokio::test]
+async fn slow_and_surplus_connections_are_dropped_and_the_server_recovers() {
+    use tokio::io::AsyncBufReadExt;
+    let setup = Setup::new(20, 3);
+    let mut child = binary()
+        .args(["--http", "--port", "0"])
+        .env_clear()
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_MCP_TOKEN", TOKEN)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawned");
+    let mut line = String::new();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
+    stdout.read_line(&mut line).await.expect("the ready line");
+    let url = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    // 64 clients that never finish their headers fill every slot…
+    let mut slow = Vec::new();
+    for _ in 0..64 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+        stream.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.expect("partial");
+        slow.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // …so one more is closed at once, without an answer.
+    let mut over = tokio::net::TcpStream::connect(&addr).await.expect("the kernel accepts");
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(3), over.read_to_end(&mut seen)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "closed at once: {read:?} {seen:?}");
+    // After the 10 s header timeout the slow ones are gone and an honest client is served.
+    let dropped = tokio::time::timeout(Duration::from_secs(20), slow[0].read_to_end(&mut seen)).await;
+    assert!(dropped.is_ok(), "a client that never finished its headers was dropped");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(TOKEN)
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .send()
+        .await
+        .expect("served")
+        .status();
+    assert_eq!(status, 200);
+}
