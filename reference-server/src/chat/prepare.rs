@@ -41,6 +41,27 @@ pub struct Prepared {
     pub embeddings: Vec<Arc<Embeddings>>,
 }
 
+/// [`prepare`] on Tokio's blocking pool: lifting, base64 decoding, cache reads and the vision encoder
+/// are CPU and disk work that would otherwise hold a runtime thread, and on two cores two large
+/// requests would stall every route, `/health` included. The messages are moved in and handed back.
+pub async fn prepare_blocking(
+    state: Arc<AppState>,
+    messages: Vec<Message>,
+    tools: Vec<ToolSpec>,
+    max_tokens: Option<usize>,
+) -> (Vec<Message>, Result<Prepared, ApiError>) {
+    let kept = messages.len();
+    let joined = tokio::task::spawn_blocking(move || {
+        let prepared = prepare(&state, &messages, &tools, max_tokens);
+        (messages, prepared)
+    })
+    .await;
+    match joined {
+        Ok(done) => done,
+        Err(_) => (Vec::with_capacity(kept), Err(ApiError::internal())),
+    }
+}
+
 /// Prepares `messages` with `tools` offered.
 pub fn prepare(
     state: &AppState,

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::messages::{Message, Part, Role, ToolCall, ToolSpec};
 use super::output::{OutputEvent, OutputParser, RawArguments};
-use super::prepare::{Prepared, prepare};
+use super::prepare::{Prepared, prepare_blocking};
 use super::request::ChatRequest;
 use super::tools::{McpRound, ToolPlan};
 use crate::engine::GenerateRequest;
@@ -173,7 +173,10 @@ pub async fn run(
                 .collect(),
         });
         messages.extend(results);
-        prepared = match prepare(&state, &messages, plan.tools(), request.max_tokens) {
+        let (kept, next) =
+            prepare_blocking(Arc::clone(&state), messages, plan.tools().to_vec(), request.max_tokens).await;
+        messages = kept;
+        prepared = match next {
             Ok(p) => p,
             Err(error) => {
                 let _ = events.send(TurnEvent::Failed(error)).await;

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::auth::own_page_only;
 use crate::body::read_json;
-use crate::chat::prepare::{check_references, prepare};
+use crate::chat::prepare::{check_references, prepare_blocking};
 use crate::chat::request::ChatRequest;
 use crate::chat::sse::ChunkHead;
 use crate::chat::tools::ToolPlan;
@@ -64,7 +64,11 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     if request.forced_tool_choice && plan.hub().is_some() {
         return Err(ApiError::bad_request("a forced tool_choice with MCP tools is not supported"));
     }
-    let first = prepare(&state, &request.messages, plan.tools(), request.max_tokens)?;
+    let messages = std::mem::take(&mut request.messages);
+    let (messages, first) =
+        prepare_blocking(Arc::clone(&state), messages, plan.tools().to_vec(), request.max_tokens).await;
+    request.messages = messages;
+    let first = first?;
     let cancel = state.shutdown.child_token();
     let (sender, events) = mpsc::channel(64);
     let head = ChunkHead::new(&state.config.model);
