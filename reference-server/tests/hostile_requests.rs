@@ -20,9 +20,13 @@ impl Drop for Running {
 }
 
 fn start() -> Running {
+    start_with("{}")
+}
+
+fn start_with(config: &str) -> Running {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("run.json");
-    std::fs::write(&path, "{}").expect("config");
+    std::fs::write(&path, config).expect("config");
     let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
         .arg("--config")
         .arg(&path)
@@ -86,4 +90,43 @@ async fn spec_4_10_a_huge_unknown_field_costs_nothing_and_too_many_values_are_41
     let peak = peak_rss_mib(pid);
     eprintln!("reference-server peak RSS after a 60 MB unknown array and a 2M-value tool list: {peak} MiB");
     assert!(peak < 300, "peak RSS {peak} MiB");
+}
+
+/// `count` copies of a 16×16 PNG as OpenAI `image_url` parts.
+fn picture_parts(count: usize) -> Vec<serde_json::Value> {
+    use base64::Engine;
+    let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 16, 16, 1);
+    let url = format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(png));
+    (0..count).map(|_| serde_json::json!({"type": "image_url", "image_url": {"url": url}})).collect()
+}
+
+#[tokio::test]
+async fn spec_4_13_at_most_64_pictures_reach_the_vision_path() {
+    let server = start_with(r#"{"vision": {"backend": "geometry"}}"#);
+    for (count, status) in [(63, 200), (64, 200), (65, 400)] {
+        let body = serde_json::json!({"messages": [{"role": "user", "content": picture_parts(count)}]});
+        let (got, answer) = post(&server, body.to_string().into_bytes()).await;
+        assert_eq!(got, status, "{count} pictures: {answer}");
+        if status == 400 {
+            assert_eq!(answer["error"]["message"], "the request holds more than 64 pictures");
+        }
+    }
+    // In a tool message the 65th is a note, and the request goes on: its prompt is the 64-picture
+    // prompt plus the note's bytes (one token per byte, SPEC 4.8).
+    let tool_turn = |pictures: usize| {
+        serde_json::json!({"messages": [
+            {"role": "user", "content": "look"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": picture_parts(pictures)},
+        ]})
+        .to_string()
+        .into_bytes()
+    };
+    let (got, at_cap) = post(&server, tool_turn(64)).await;
+    assert_eq!(got, 200, "{at_cap}");
+    let (got, over) = post(&server, tool_turn(65)).await;
+    assert_eq!(got, 200, "{over}");
+    let note = "[image omitted: the request holds more than 64 pictures]";
+    let tokens = |answer: &serde_json::Value| answer["usage"]["prompt_tokens"].as_u64().expect("tokens");
+    assert_eq!(tokens(&over) - tokens(&at_cap), note.len() as u64);
 }

@@ -131,6 +131,13 @@ fn picture_part(
     tokens: &mut Vec<usize>,
     embeddings: &mut Vec<Arc<Embeddings>>,
 ) -> Result<Part, ApiError> {
+    if tokens.len() >= MAX_PICTURES_PER_REQUEST {
+        let reason = format!("the request holds more than {MAX_PICTURES_PER_REQUEST} pictures");
+        return match role {
+            Role::Tool => Ok(Part::Text(format!("[image omitted: {reason}]"))),
+            _ => Err(ApiError::bad_request(reason)),
+        };
+    }
     let outcome = picture_bytes(state, source).and_then(|bytes| {
         let Some(vision) = &state.vision else { return Err(Omit(NO_ENCODER_REASON.to_string())) };
         vision.prepare(&bytes).map_err(Omit)
@@ -154,6 +161,10 @@ fn picture_part(
         Err(Omit(reason)) => Err(ApiError::bad_request(reason)),
     }
 }
+
+/// The most pictures one request hands to the vision path (each is decoded and becomes up to
+/// `max_pixels / 784` prompt tokens): past it a user's picture is 400, a tool's a note (SPEC 4.13).
+pub const MAX_PICTURES_PER_REQUEST: usize = 64;
 
 /// A reason to leave a picture out.
 struct Omit(String);
