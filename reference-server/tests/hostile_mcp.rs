@@ -139,3 +139,32 @@ async fn spec_5_2_endless_paging_and_a_flood_of_tools_are_cut_at_the_limits() {
     assert_eq!(status["servers"][0]["status"], "ready", "{status}");
     assert_eq!(status["tools"], 100, "cut after 100 pages");
 }
+
+#[tokio::test]
+async fn spec_8_4_a_stdio_answer_past_rmcps_16_mib_line_still_arrives() {
+    use fixtures::scripts::{answer_script, call_script};
+    let dir = tempfile::tempdir().expect("dir");
+    // `over_cap` answers one picture of 24,000,004 base64 characters: a JSON-RPC line of ~23 MiB.
+    let config = json!({
+        "mcp_servers": {"fake": {"command": fixtures::binary::fixture_mcp()}},
+        "mcp": {"timeout_s": 30},
+        "engine": {"scripts": [call_script("fake__over_cap", &[]), answer_script("done")]},
+    });
+    let server = start(dir.path(), &config);
+    settled(&server).await;
+    let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true});
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", server.base))
+        .bearer_auth(KEY)
+        .json(&body)
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("json");
+    let events = answer["choices"][0]["message"]["strata_mcp"].as_array().expect("events").clone();
+    let result = events.iter().find(|e| e["event"] == "result").expect("a result");
+    assert_eq!(result["ok"], true, "the answer arrived instead of timing out: {result}");
+    assert!(result["text"].as_str().expect("text").starts_with("too big"), "{result}");
+}

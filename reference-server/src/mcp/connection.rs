@@ -18,6 +18,8 @@ use tokio::sync::{oneshot, watch};
 
 use crate::config::{McpServerSpec, McpTransportSpec};
 
+/// The longest line read from a stdio server.
+pub const MAX_STDIO_LINE: usize = 112 << 20;
 /// The most `tools/list` pages read from one server (as Strata).
 pub const MAX_TOOL_PAGES: usize = 100;
 /// The most tools kept from one server.
@@ -95,8 +97,13 @@ pub async fn connect(
     );
     let (service, process) = match &spec.transport {
         McpTransportSpec::Stdio { command, args, env, cwd } => {
-            let (streams, process) = spawn(command, args, env, cwd.as_deref())?;
-            let started = tokio::time::timeout(start_timeout, client.serve(streams)).await;
+            let ((stdout, stdin), process) = spawn(command, args, env, cwd.as_deref())?;
+            // Room for every answer SPEC 8.4 lets through (four pictures of 24,000,000 characters and
+            // their text): rmcp's default of 16 MiB drops a longer line, and the call then waits for
+            // its timeout. Longer lines are still dropped, so one answer's memory stays bounded.
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+                .with_max_line_length(MAX_STDIO_LINE);
+            let started = tokio::time::timeout(start_timeout, client.serve(transport)).await;
             match started {
                 Ok(Ok(service)) => (service, Some(process)),
                 Ok(Err(_)) => return Err(stopped_reason_of(&process).await),
