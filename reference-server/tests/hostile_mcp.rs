@@ -168,3 +168,30 @@ async fn spec_8_4_a_stdio_answer_past_rmcps_16_mib_line_still_arrives() {
     assert_eq!(result["ok"], true, "the answer arrived instead of timing out: {result}");
     assert!(result["text"].as_str().expect("text").starts_with("too big"), "{result}");
 }
+
+/// Whether process `pid` is still running (a zombie waiting for its reaper counts as gone).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn spec_5_5_a_grandchild_does_not_outlive_a_leader_that_exited_first() {
+    let dir = tempfile::tempdir().expect("dir");
+    let pid_file = dir.path().join("grandchild.pid");
+    let config = json!({"mcp_servers": {"leaver": {
+        "command": "sh", "args": ["-c", "sleep 300 & echo $! > \"$PID_FILE\"; exit 3"],
+        "env": {"PID_FILE": pid_file}}}});
+    let server = start(dir.path(), &config);
+    let status = settled(&server).await;
+    assert_eq!(status["servers"][0]["status"], "failed", "{status}");
+    let pid: u32 = std::fs::read_to_string(&pid_file).expect("pid").trim().parse().expect("a pid");
+    for _ in 0..250 {
+        if !running(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the grandchild {pid} outlived its process group's leader");
+}

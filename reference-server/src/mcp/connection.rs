@@ -248,6 +248,9 @@ fn spawn(
                 }
             }
         };
+        // Whatever the leader left behind in its process group (a worker it started, a `sh -c`
+        // pipeline) goes with it: the group is killed once the leader is gone (SPEC 5.5).
+        let _ = child.signal(libc::SIGKILL);
         let _ = exit_sender.send(status);
     });
     let process = ProcessWatch { exit, stderr, stop: Mutex::new(Some(stop)) };
