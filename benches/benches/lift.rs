@@ -10,9 +10,13 @@ fn lift(c: &mut Criterion) {
     let one = inputs::two_mb_one_picture();
     let none = inputs::two_mb_none();
     let small = inputs::twenty_kb();
+    let decoys = inputs::two_mb_picture_decoys();
+    let decoy_sized = inputs::base64_like_decoys();
     let picture = inputs::picture_base64(&inputs::picture_1_5mb());
     let mut group = c.benchmark_group("lift");
-    for (name, text) in [("2mb-one-picture", &one), ("2mb-none", &none), ("20kb", &small)] {
+    for (name, text) in
+        [("2mb-one-picture", &one), ("2mb-none", &none), ("20kb", &small), ("2mb-picture-decoys", &decoys)]
+    {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new("scan", name), text, |b, text| {
             b.iter(|| black_box(reference_server::lift::lift(black_box(text))))
@@ -24,6 +28,11 @@ fn lift(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(picture.len() as u64));
     group.bench_with_input(BenchmarkId::new("base64-decode", "2mb-one-picture"), &picture, |b, picture| {
         b.iter(|| black_box(base64::engine::general_purpose::STANDARD.decode(black_box(picture.as_bytes()))))
+    });
+    // The decoys' limit: one decode of as many base64 bytes as the decoy text holds.
+    group.throughput(Throughput::Bytes(decoy_sized.len() as u64));
+    group.bench_with_input(BenchmarkId::new("base64-decode", "2mb-picture-decoys"), &decoy_sized, |b, text| {
+        b.iter(|| black_box(base64::engine::general_purpose::STANDARD.decode(black_box(text.as_bytes()))))
     });
     group.finish();
 }

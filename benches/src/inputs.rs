@@ -40,6 +40,35 @@ pub fn two_mb_none() -> String {
     log_lines(2 << 20)
 }
 
+/// The hostile case for lifting (about 2 MB): runs of 4,097 base64 characters, each starting with a
+/// real PNG's first bytes and one symbol too long to decode, separated by a quote and a space, as a
+/// crafted tool result would send them.
+pub fn two_mb_picture_decoys() -> String {
+    let start = picture_base64(&fixtures::images::picture(fixtures::images::PictureFormat::Png, 64, 48, 1));
+    let filler = picture_base64(&fixtures::images::noise_png(200, 200, 3));
+    let mut text = String::with_capacity((2 << 20) + 8192);
+    let mut offset = 0;
+    while text.len() < 2 << 20 {
+        let mut run = start[..64].to_string();
+        while run.len() < 4097 {
+            let take = (4097 - run.len()).min(filler.len() - offset);
+            run.push_str(&filler[offset..offset + take]);
+            offset = (offset + take) % (filler.len() - 4);
+        }
+        text.push_str(&run);
+        text.push_str("\" ");
+    }
+    text
+}
+
+/// Valid base64 of the same length as [`two_mb_picture_decoys`], to decode beside it.
+pub fn base64_like_decoys() -> String {
+    let decoys = two_mb_picture_decoys();
+    let mut text = picture_base64(&fixtures::images::noise_png(800, 800, 9));
+    text.truncate(decoys.len() / 4 * 4);
+    text
+}
+
 /// A 20 KB tool message.
 pub fn twenty_kb() -> String {
     log_lines(20 << 10)
@@ -56,5 +85,9 @@ mod tests {
         assert_eq!(reference_server::lift::lift(&one).map(|p| p.len()), Some(3), "one picture lifted");
         assert!(reference_server::lift::lift(&two_mb_none()).is_none());
         assert_eq!(twenty_kb().len(), 20 << 10);
+        let decoys = two_mb_picture_decoys();
+        assert!(reference_server::lift::lift(&decoys).is_none(), "no decoy is a picture");
+        assert!(decoys.matches("iVBORw0KGgo").count() > 400, "every run starts like a PNG");
+        assert_eq!(base64_like_decoys().len(), decoys.len() / 4 * 4);
     }
 }

@@ -5,8 +5,9 @@
 //!
 //! The scan runs on every request, so it is built for speed: a run of 1024 class characters must cover
 //! every 1024-byte window it spans, so the scanner probes one byte in 1024 and only looks around a probe
-//! that lands in the base64 class (back to the last byte outside it). Each byte is read at most twice,
-//! nothing backtracks, and a text with no picture is returned untouched, without a copy.
+//! that lands in the base64 class (back to the last byte outside it). Each byte is read a few times,
+//! nothing backtracks, and a text with no picture is returned untouched, without a copy; a run that
+//! looks like a picture is decoded only once it is known to decode (see [`take_run`]).
 
 use base64::Engine;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
@@ -136,13 +137,13 @@ fn run_end(bytes: &[u8], from: usize) -> usize {
     end
 }
 
-/// Decoding happens a chunk at a time straight from the text: a chunk of class characters decodes
-/// whole, and the first byte outside the class — which ends the run — shows up as the decoder's
-/// error offset. So the run is read once, by the decoder, not once to find its end and again to decode.
-const CHUNK: usize = 64 << 10;
-
 /// Takes the run that starts at `start` (at least its first `known` bytes are known to be in the
 /// class): returns where it ends, its padding included, and the picture it holds, if any.
+///
+/// The hostile case is a text full of runs that start like a picture and are not one. So nothing is
+/// allocated or decoded until the run is known to decode: its first bytes carry a picture's magic, and
+/// its end (found by the fast class scan) gives a length, padding and last symbol that base64 accepts
+/// and a size within [`MAX_PICTURE_BYTES`]. Then it is decoded once, into a buffer of its exact size.
 fn take_run(bytes: &[u8], start: usize, known: usize, any_base64: bool) -> (usize, Option<LiftedPicture>) {
     let head_len = 16.min(known - start) / 4 * 4;
     let head = general_purpose::STANDARD_NO_PAD.decode(&bytes[start..start + head_len]).unwrap_or_default();
@@ -151,31 +152,41 @@ fn take_run(bytes: &[u8], start: usize, known: usize, any_base64: bool) -> (usiz
         None if any_base64 => Format::Png,
         None => return (padding_end(bytes, run_end(bytes, known)), None),
     };
-    let mut out = Vec::new();
-    let mut at = start;
-    while let Some(chunk) = bytes.get(at..at + CHUNK) {
-        let before = out.len();
-        out.reserve(CHUNK / 4 * 3);
-        match general_purpose::STANDARD_NO_PAD.decode_vec(chunk, &mut out) {
-            Ok(()) => at += CHUNK,
-            Err(_) => {
-                out.truncate(before);
-                break;
-            }
-        }
-        if out.len() > MAX_PICTURE_BYTES {
-            return (padding_end(bytes, run_end(bytes, at)), None);
-        }
-    }
-    let end = run_end(bytes, at);
+    let end = run_end(bytes, known);
     let padded = padding_end(bytes, end);
-    if (end - start) % 4 == 1
-        || DECODER.decode_vec(&bytes[at..padded], &mut out).is_err()
-        || out.len() > MAX_PICTURE_BYTES
-    {
+    let decoded_len = (end - start) / 4 * 3 + ((end - start) % 4).saturating_sub(1);
+    if !decodes(bytes, start, end, padded) || decoded_len > MAX_PICTURE_BYTES {
+        return (padded, None);
+    }
+    let mut out = Vec::with_capacity(decoded_len);
+    if DECODER.decode_vec(&bytes[start..padded], &mut out).is_err() {
         return (padded, None);
     }
     (padded, Some(LiftedPicture { bytes: out, format }))
+}
+
+/// Whether the run `start..end` (class characters) with padding up to `padded` decodes: its length is
+/// not 1 more than a multiple of 4, padding (if any) completes the last group, and the bits of the last
+/// symbol that fall past the data are zero.
+fn decodes(bytes: &[u8], start: usize, end: usize, padded: usize) -> bool {
+    let symbols = end - start;
+    let rest = symbols % 4;
+    if rest == 1 || (padded > end && (symbols + (padded - end)) % 4 != 0) {
+        return false;
+    }
+    let value = |b: u8| match b {
+        b'A'..=b'Z' => b - b'A',
+        b'a'..=b'z' => b - b'a' + 26,
+        b'0'..=b'9' => b - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let unused_bits_mask = match rest {
+        2 => 0b1111,
+        3 => 0b11,
+        _ => 0,
+    };
+    rest == 0 || value(bytes[end - 1]) & unused_bits_mask == 0
 }
 
 /// Past up to two `=` of padding after `end`.
@@ -221,8 +232,29 @@ mod tests {
     }
 
     #[test]
-    fn a_picture_longer_than_a_decoding_chunk_is_lifted_whole() {
-        for extra in [200_000, 3 * CHUNK, 3 * CHUNK / 4 * 3 - 2008] {
+    fn decoys_that_start_like_a_picture_but_do_not_decode_are_left_alone() {
+        let (_, encoded) = png_base64(3000);
+        let unpadded = encoded.trim_end_matches('=');
+        let mut too_long = unpadded.to_string();
+        while too_long.len() % 4 != 1 {
+            too_long.push('A');
+        }
+        let bad_padding = match unpadded.len() % 4 {
+            2 => format!("{unpadded}="),
+            _ => format!("{unpadded}=="),
+        };
+        // 'B' is 1: a bit past the data.
+        let stray_bits = format!("{}B", &unpadded[..unpadded.len() - 1]);
+        let cases = [too_long, bad_padding, stray_bits];
+        for (i, decoy) in cases.iter().enumerate() {
+            assert!(unpadded.len() % 4 != 0, "the picture's base64 ends mid-group, so each decoy is one");
+            assert!(lift(&format!("x {decoy} y")).is_none(), "decoy {i}");
+        }
+    }
+
+    #[test]
+    fn a_picture_of_every_length_is_lifted_whole() {
+        for extra in [200_000, 196_608, 147_448, 147_449, 147_450] {
             let (bytes, encoded) = png_base64(extra);
             let text = format!("\"data\":\"{encoded}\",\"next\":1");
             let pieces = lift(&text).expect("found");
