@@ -171,7 +171,7 @@ fn take_run(bytes: &[u8], start: usize, known: usize, any_base64: bool) -> (usiz
 fn decodes(bytes: &[u8], start: usize, end: usize, padded: usize) -> bool {
     let symbols = end - start;
     let rest = symbols % 4;
-    if rest == 1 || (padded > end && (symbols + (padded - end)) % 4 != 0) {
+    if rest == 1 || (padded > end && !(symbols + (padded - end)).is_multiple_of(4)) {
         return false;
     }
     let value = |b: u8| match b {
