@@ -2,62 +2,22 @@
 //! unless its entry names it, and a stderr flood without newlines or with bytes that are not UTF-8 is
 //! read to its end, bounded, so the last line still explains why the server stopped.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::Binary;
 
 const KEY: &str = "strata-key-S3CRET-0123";
 
-struct Running {
-    child: Child,
-    base: String,
+fn start(dir: &std::path::Path, config: &Value) -> Binary {
+    support::spawn_binary(dir, config, &[], &[("STRATA_API_KEY", KEY.as_ref())], Stdio::null())
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &std::path::Path, config: &Value) -> Running {
-    let path = dir.join("run.json");
-    std::fs::write(&path, config.to_string()).expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
-        .arg("--config")
-        .arg(&path)
-        .args(["--port", "0"])
-        .env("STRATA_API_KEY", KEY)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
-    let base = line.trim().strip_prefix("listening on ").expect(&line).to_string();
-    Running { child, base }
-}
-
-async fn settled(server: &Running) -> Value {
-    let client = reqwest::Client::new();
-    for _ in 0..1500 {
-        let status: Value = client
-            .get(format!("{}/mcp", server.base))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
-        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
-            return status;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the server never settled");
+async fn settled(server: &Binary) -> Value {
+    support::settled_binary(&server.base, KEY).await
 }
 
 #[tokio::test]

@@ -2,53 +2,22 @@
 //! with more JSON values than the bound is refused with 413 before it can grow the server. Measured on
 //! the real binary: its peak RSS is read from /proc after the attack.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::process::Stdio;
+
+use support::{Binary, peak_rss_mib};
 
 const KEY: &str = "hostile-test-key";
 
-struct Running {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Running {
+fn start() -> Binary {
     start_with("{}")
 }
 
-fn start_with(config: &str) -> Running {
+fn start_with(config: &str) -> Binary {
     let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("run.json");
-    std::fs::write(&path, config).expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
-        .arg("--config")
-        .arg(&path)
-        .args(["--port", "0", "--api-key", KEY])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
-    let base = line.trim().strip_prefix("listening on ").expect(&line).to_string();
-    Running { child, base }
-}
-
-fn peak_rss_mib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .expect("VmHWM");
-    kib >> 10
+    let config: serde_json::Value = serde_json::from_str(config).expect("a JSON config");
+    support::spawn_binary(dir.path(), &config, &["--api-key", KEY], &[], Stdio::null())
 }
 
 /// `{"messages":[…hi…], "<field>": [0,0,…]}` with `elements` zeros.
@@ -62,7 +31,7 @@ fn body_with_array(field: &str, elements: usize) -> Vec<u8> {
     body
 }
 
-async fn post(server: &Running, body: Vec<u8>) -> (u16, serde_json::Value) {
+async fn post(server: &Binary, body: Vec<u8>) -> (u16, serde_json::Value) {
     let response = reqwest::Client::new()
         .post(format!("{}/v1/chat/completions", server.base))
         .bearer_auth(KEY)

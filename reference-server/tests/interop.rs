@@ -185,37 +185,8 @@ fn tls_proxy(upstream: &str, cert: &std::path::Path, key: &std::path::Path) -> P
     PythonServer { child, url }
 }
 
-/// The reference-server binary for `config` with `env`; returns its base URL and the child.
-fn reference_server_binary(dir: &std::path::Path, config: &Value, env: &[(&str, &std::path::Path)]) -> (String, Child) {
-    let path = support::write_config(dir, config);
-    let mut command = Command::new(env!("CARGO_BIN_EXE_reference-server"));
-    command.args(["--config".as_ref(), path.as_os_str(), "--port".as_ref(), "0".as_ref()]).env_remove("SSL_CERT_FILE");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
-    (line.trim().strip_prefix("listening on ").expect(&line).to_string(), child)
-}
-
 async fn hub_status(base: &str) -> Value {
-    for _ in 0..1500 {
-        let status: Value = client()
-            .get(format!("{base}/mcp"))
-            .bearer_auth("tls-test-key")
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
-        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
-            return status;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the https server never settled");
+    support::settled_binary(base, "tls-test-key").await
 }
 
 #[tokio::test]
@@ -229,18 +200,16 @@ async fn spec_5_1_an_https_mcp_server_with_a_private_ca_and_a_clear_error_withou
     let config = json!({"api_key": "tls-test-key", "mcp_servers": {"remote": {"url": format!("{}/{path}", tls.url)}}});
 
     // Trusted through SSL_CERT_FILE, as any rustls/OpenSSL program on Linux: the server is ready.
-    let (base, mut trusting) = reference_server_binary(dir.path(), &config, &[("SSL_CERT_FILE", &ca)]);
-    let status = hub_status(&base).await;
-    let _ = trusting.kill();
-    let _ = trusting.wait();
+    let trusting = support::spawn_binary(dir.path(), &config, &[], &[("SSL_CERT_FILE", ca.as_os_str())], Stdio::null());
+    let status = hub_status(&trusting.base).await;
+    drop(trusting);
     assert_eq!(status["servers"][0]["status"], "ready", "{status}");
     assert_eq!(status["servers"][0]["info"]["name"], "python-interop", "{status}");
 
     // Without the CA: left out, with the certificate problem and the fix in one line.
-    let (base, mut refusing) = reference_server_binary(dir.path(), &config, &[]);
-    let status = hub_status(&base).await;
-    let _ = refusing.kill();
-    let _ = refusing.wait();
+    let refusing = support::spawn_binary(dir.path(), &config, &[], &[], Stdio::null());
+    let status = hub_status(&refusing.base).await;
+    drop(refusing);
     assert_eq!(status["servers"][0]["status"], "failed", "{status}");
     let error = status["servers"][0]["error"].as_str().expect("an error");
     assert!(error.starts_with(&format!("could not reach {}", tls.url)), "{error}");

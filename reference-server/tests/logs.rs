@@ -1,7 +1,9 @@
 //! SPEC 1.12: even at `RUST_LOG=trace`, the log carries no prompt, tool argument, tool result or key.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+mod support;
+
+use std::io::Read;
+use std::process::Stdio;
 
 use fixtures::scripts::{answer_script, call_script};
 use serde_json::json;
@@ -15,20 +17,14 @@ async fn spec_1_12_a_trace_level_log_holds_no_prompt_argument_result_or_key() {
         "mcp_servers": {"fake": {"command": fixtures::binary::fixture_mcp()}},
         "engine": {"scripts": [call_script("fake__echo", &[("text", "ARGUMENT-CANARY")]), answer_script("done")]},
     });
-    let path = dir.path().join("run.json");
-    std::fs::write(&path, config.to_string()).expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
-        .arg("--config")
-        .arg(&path)
-        .args(["--port", "0", "--api-key", KEY])
-        .env("RUST_LOG", "trace")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
-    let base = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    let mut server = support::spawn_binary(
+        dir.path(),
+        &config,
+        &["--api-key", KEY],
+        &[("RUST_LOG", "trace".as_ref())],
+        Stdio::piped(),
+    );
+    let base = server.base.clone();
     let body = json!({"messages": [{"role": "user", "content": "PROMPT-CANARY"}], "strata_mcp": true});
     let answer: serde_json::Value = reqwest::Client::new()
         .post(format!("{base}/v1/chat/completions"))
@@ -42,10 +38,10 @@ async fn spec_1_12_a_trace_level_log_holds_no_prompt_argument_result_or_key() {
         .expect("json");
     let events = answer["choices"][0]["message"]["strata_mcp"].as_array().expect("events").clone();
     assert!(events.iter().any(|e| e["event"] == "result" && e["text"] == "ARGUMENT-CANARY"), "{answer}");
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = server.child.kill();
+    let _ = server.child.wait();
     let mut log = String::new();
-    child.stderr.take().expect("stderr").read_to_string(&mut log).expect("the log");
+    server.child.stderr.take().expect("stderr").read_to_string(&mut log).expect("the log");
     assert!(log.lines().count() > 5, "trace logging is on: {log}");
     for secret in ["PROMPT-CANARY", "ARGUMENT-CANARY", KEY] {
         assert!(!log.contains(secret), "the log carries {secret}");

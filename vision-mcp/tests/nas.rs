@@ -269,25 +269,9 @@ async fn permission_denied_is_reported_as_such_with_the_uid_hint() {
 
 #[tokio::test]
 async fn slow_and_surplus_connections_are_dropped_and_the_server_recovers() {
-    use tokio::io::AsyncBufReadExt;
     let setup = Setup::new(20, 3);
-    let mut child = binary()
-        .args(["--http", "--port", "0"])
-        .env_clear()
-        .env("OPENAI_API_KEY", KEY)
-        .env("VISION_MCP_TOKEN", TOKEN)
-        .env("VISION_IMAGE_ROOT", &setup.root)
-        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawned");
-    let mut line = String::new();
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
-    stdout.read_line(&mut line).await.expect("the ready line");
-    let url = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    let (_child, line) = support::spawn_http(&setup).await;
+    let url = line.strip_prefix("listening on ").expect(&line).to_string();
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     // 64 clients that never finish their headers fill every slot…
     let mut slow = Vec::new();

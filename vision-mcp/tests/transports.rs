@@ -194,24 +194,8 @@ async fn the_binary_over_stdio_initializes_and_lists_without_calling_openai() {
 
 #[tokio::test]
 async fn over_http_sigterm_right_after_the_ready_line_is_a_clean_stop() {
-    use tokio::io::AsyncBufReadExt;
     let setup = Setup::new(20, 3);
-    let mut child = binary()
-        .args(["--http", "--port", "0"])
-        .env_clear()
-        .env("OPENAI_API_KEY", KEY)
-        .env("VISION_MCP_TOKEN", TOKEN)
-        .env("VISION_IMAGE_ROOT", &setup.root)
-        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawned");
-    let mut line = String::new();
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
-    stdout.read_line(&mut line).await.expect("the ready line");
+    let (mut child, line) = support::spawn_http(&setup).await;
     assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
     let pid = child.id().expect("running").to_string();
     let sent = tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.expect("kill runs");

@@ -161,3 +161,71 @@ pub fn last_prompt_pads(server: &TestServer) -> usize {
     let last = prompts.last().expect("a prompt");
     last.iter().filter(|&&id| id == reference_server::tokenizer::IMAGE_PAD).count()
 }
+
+/// The reference-server binary itself, started on a configuration file in `dir` with `--port 0`; it is
+/// killed when dropped. `base` is `http://127.0.0.1:PORT` from its ready line.
+pub struct Binary {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary on `config` (written to `dir/run.json`) with extra `args` and `env`; stderr goes
+/// to `stderr` (null, piped, or a file).
+pub fn spawn_binary(
+    dir: &Path,
+    config: &Value,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+    stderr: std::process::Stdio,
+) -> Binary {
+    use std::io::BufRead;
+    let path = write_config(dir, config);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"));
+    command.arg("--config").arg(&path).args(["--port", "0"]).args(args).env_remove("SSL_CERT_FILE");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.stdout(std::process::Stdio::piped()).stderr(stderr).spawn().expect("starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+    let base = line.trim().strip_prefix("listening on ").expect(&line).to_string();
+    Binary { child, base }
+}
+
+/// Waits until the first MCP server of the binary at `base` is no longer starting; its `/mcp` status.
+pub async fn settled_binary(base: &str, key: &str) -> Value {
+    for _ in 0..1500 {
+        let status: Value = client()
+            .get(format!("{base}/mcp"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
+            return status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the MCP server never settled");
+}
+
+/// The peak resident memory of process `pid` (VmHWM), in MiB.
+pub fn peak_rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmHWM");
+    kib >> 10
+}

@@ -142,3 +142,26 @@ pub async fn requests(server: &MockServer) -> Vec<Value> {
 pub fn root_text(root: &Path) -> String {
     root.display().to_string()
 }
+
+/// The vision-mcp binary over HTTP on 127.0.0.1 port 0 for this setup (killed when dropped), and its
+/// ready line, `listening on http://127.0.0.1:PORT/mcp`.
+pub async fn spawn_http(setup: &Setup) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_vision-mcp"))
+        .args(["--http", "--port", "0"])
+        .env_clear()
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_MCP_TOKEN", TOKEN)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawned");
+    let mut line = String::new();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
+    stdout.read_line(&mut line).await.expect("the ready line");
+    (child, line.trim().to_string())
+}
