@@ -120,9 +120,10 @@ pub fn note(picture: &LiftedPicture) -> String {
     format!("[image ({}, {} bytes)]", picture.format.mime(), thousands(picture.bytes.len()))
 }
 
-/// The end of the base64 run that continues at `from`: eight bytes at a time while they all belong to
-/// the class (one branch per eight lookups), then byte by byte.
-fn run_end(bytes: &[u8], from: usize) -> usize {
+/// The end of the base64 run that continues at `from`, looking no further than `limit`: eight bytes at
+/// a time while they all belong to the class (one branch per eight lookups), then byte by byte.
+fn run_end(bytes: &[u8], from: usize, limit: usize) -> usize {
+    let bytes = &bytes[..limit.min(bytes.len())];
     let mut end = from;
     while let Some(chunk) = bytes.get(end..end + 8) {
         let all = chunk.iter().fold(true, |all, &b| all & BASE64_CLASS[usize::from(b)]);
@@ -137,32 +138,79 @@ fn run_end(bytes: &[u8], from: usize) -> usize {
     end
 }
 
+/// Long runs are decoded a chunk at a time straight from the text: a chunk of class characters
+/// decodes whole, and the first byte outside the class — which ends the run — shows up as the
+/// decoder's error offset. So a long run (a real picture, usually) is read once, by the decoder.
+const CHUNK: usize = 64 << 10;
+
 /// Takes the run that starts at `start` (at least its first `known` bytes are known to be in the
 /// class): returns where it ends, its padding included, and the picture it holds, if any.
 ///
-/// The hostile case is a text full of runs that start like a picture and are not one. So nothing is
-/// allocated or decoded until the run is known to decode: its first bytes carry a picture's magic, and
-/// its end (found by the fast class scan) gives a length, padding and last symbol that base64 accepts
-/// and a size within [`MAX_PICTURE_BYTES`]. Then it is decoded once, into a buffer of its exact size.
+/// The hostile case is a text full of runs that start like a picture and are not one. So a run that
+/// ends within its first [`CHUNK`] bytes (found by the fast class scan) is decoded only once its
+/// length, padding, last symbol and size show it decodes, into a buffer of its exact size; a longer
+/// run is decoded chunk by chunk as it is read, and its cost is a decode of as many bytes.
 fn take_run(bytes: &[u8], start: usize, known: usize, any_base64: bool) -> (usize, Option<LiftedPicture>) {
     let head_len = 16.min(known - start) / 4 * 4;
     let head = general_purpose::STANDARD_NO_PAD.decode(&bytes[start..start + head_len]).unwrap_or_default();
     let format = match Format::sniff(&head) {
         Some(format) => format,
         None if any_base64 => Format::Png,
-        None => return (padding_end(bytes, run_end(bytes, known)), None),
+        None => return (padding_end(bytes, run_end(bytes, known, usize::MAX)), None),
     };
-    let end = run_end(bytes, known);
+    let short_end = run_end(bytes, known, start + CHUNK);
+    let out = if short_end < start + CHUNK {
+        decode_short_run(bytes, start, short_end)
+    } else {
+        decode_long_run(bytes, start)
+    };
+    match out {
+        (padded, Some(out)) => (padded, Some(LiftedPicture { bytes: out, format })),
+        (padded, None) => (padded, None),
+    }
+}
+
+/// A run whose end is known: checked, then decoded once into a buffer of its exact size.
+fn decode_short_run(bytes: &[u8], start: usize, end: usize) -> (usize, Option<Vec<u8>>) {
     let padded = padding_end(bytes, end);
     let decoded_len = (end - start) / 4 * 3 + ((end - start) % 4).saturating_sub(1);
     if !decodes(bytes, start, end, padded) || decoded_len > MAX_PICTURE_BYTES {
         return (padded, None);
     }
     let mut out = Vec::with_capacity(decoded_len);
-    if DECODER.decode_vec(&bytes[start..padded], &mut out).is_err() {
+    match DECODER.decode_vec(&bytes[start..padded], &mut out) {
+        Ok(()) => (padded, Some(out)),
+        Err(_) => (padded, None),
+    }
+}
+
+/// A run longer than a chunk: decoded a chunk at a time, the decoder finding its end.
+fn decode_long_run(bytes: &[u8], start: usize) -> (usize, Option<Vec<u8>>) {
+    let mut out = Vec::new();
+    let mut at = start;
+    while let Some(chunk) = bytes.get(at..at + CHUNK) {
+        let before = out.len();
+        out.reserve(CHUNK / 4 * 3);
+        match general_purpose::STANDARD_NO_PAD.decode_vec(chunk, &mut out) {
+            Ok(()) => at += CHUNK,
+            Err(_) => {
+                out.truncate(before);
+                break;
+            }
+        }
+        if out.len() > MAX_PICTURE_BYTES {
+            return (padding_end(bytes, run_end(bytes, at, usize::MAX)), None);
+        }
+    }
+    let end = run_end(bytes, at, usize::MAX);
+    let padded = padding_end(bytes, end);
+    if !decodes(bytes, start, end, padded)
+        || DECODER.decode_vec(&bytes[at..padded], &mut out).is_err()
+        || out.len() > MAX_PICTURE_BYTES
+    {
         return (padded, None);
     }
-    (padded, Some(LiftedPicture { bytes: out, format }))
+    (padded, Some(out))
 }
 
 /// Whether the run `start..end` (class characters) with padding up to `padded` decodes: its length is
@@ -254,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_picture_of_every_length_is_lifted_whole() {
-        for extra in [200_000, 196_608, 147_448, 147_449, 147_450] {
+        for extra in [200_000, 3 * CHUNK, 3 * CHUNK / 4 * 3 - 2008, 147_449, 147_450, 40_000, 40_001] {
             let (bytes, encoded) = png_base64(extra);
             let text = format!("\"data\":\"{encoded}\",\"next\":1");
             let pieces = lift(&text).expect("found");
