@@ -99,3 +99,23 @@ async fn spec_4_13_at_most_64_pictures_reach_the_vision_path() {
     let tokens = |answer: &serde_json::Value| answer["usage"]["prompt_tokens"].as_u64().expect("tokens");
     assert_eq!(tokens(&over) - tokens(&at_cap), note.len() as u64);
 }
+
+#[tokio::test]
+async fn spec_4_7_a_prompt_far_over_the_context_is_refused_before_it_is_rendered() {
+    let server = start();
+    let pid = server.child.id();
+    // 150 MB of text in one user message: rendered, its prompt ids alone would take 600 MB.
+    let text = "a".repeat(150 << 20);
+    let body = serde_json::json!({"messages": [{"role": "user", "content": text}]}).to_string().into_bytes();
+    drop(text);
+    let (status, answer) = post(&server, body).await;
+    assert_eq!(status, 400, "{answer}");
+    let message = answer["error"]["message"].as_str().expect("a message");
+    assert!(
+        message.starts_with("request exceeds the context window: prompt (more than 157286400 tokens)"),
+        "{message}"
+    );
+    let peak = peak_rss_mib(pid);
+    eprintln!("reference-server peak RSS after a 150 MB prompt: {peak} MiB");
+    assert!(peak < 512, "peak RSS {peak} MiB");
+}

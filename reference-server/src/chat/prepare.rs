@@ -71,6 +71,15 @@ pub fn prepare(
 ) -> Result<Prepared, ApiError> {
     let faults = state.faults();
     let rules = Rules { any_base64: faults.has(Fault::LiftAnything), odd_note: faults.has(Fault::LiftNote) };
+    // Text that is never lifted is prompt as it stands: when it alone leaves no room, nothing is copied.
+    let lifted = |m: &Message| m.role == Role::Tool || (faults.has(Fault::LiftUsers) && m.role == Role::User);
+    let fixed_text = messages
+        .iter()
+        .filter(|m| !lifted(m))
+        .flat_map(|m| &m.parts)
+        .map(|p| if let Part::Text(text) = p { text.len() } else { 0 })
+        .sum::<usize>();
+    refuse_early(state, fixed_text)?;
     let mut image_tokens = Vec::new();
     let mut embeddings = Vec::new();
     let mut prepared = Vec::with_capacity(messages.len());
@@ -111,6 +120,15 @@ pub fn prepare(
     if faults.has(Fault::NoVisionPads) {
         image_tokens.iter_mut().for_each(|t| *t = 1);
     }
+    // Every text byte is at least one token and every picture its image tokens: when that alone leaves no
+    // room, the request is refused before the prompt is rendered (ids take 4 bytes a token).
+    let at_least = prepared
+        .iter()
+        .flat_map(|m| &m.parts)
+        .map(|p| if let Part::Text(text) = p { text.len() } else { 0 })
+        .sum::<usize>()
+        + image_tokens.iter().sum::<usize>();
+    refuse_early(state, at_least)?;
     let mut ids = template::render(&prepared, tools, &image_tokens);
     let max_new = match fit(ids.len(), max_tokens, state.config.engine.max_context) {
         Err(_) if faults.has(Fault::TruncatePrompts) => {
@@ -120,6 +138,18 @@ pub fn prepare(
         other => other?,
     };
     Ok(Prepared { ids: Arc::new(ids), max_new, pictures: image_tokens.len(), embeddings })
+}
+
+/// Refuses a request whose prompt is already known to hold at least `at_least` tokens when that leaves
+/// no room (SPEC 4.7), before the prompt is rendered.
+fn refuse_early(state: &AppState, at_least: usize) -> Result<(), ApiError> {
+    let context = state.config.engine.max_context;
+    if at_least + CONTEXT_SLACK < context || state.faults().has(Fault::TruncatePrompts) {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "request exceeds the context window: prompt (more than {at_least} tokens) leaves no room to answer in the context ({context}); requests are never truncated"
+    )))
 }
 
 /// One picture part: a picture of the prompt (its tokens recorded), a note in a tool message, or a
