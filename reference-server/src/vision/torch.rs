@@ -78,7 +78,13 @@ impl TorchBackend {
 
     /// The embeddings of decoded RGB pixels (`height` × `width` × 3).
     pub fn embed(&self, rgb: &[u8], height: u32, width: u32) -> Result<Embeddings, tch::TchError> {
-        let (h, w) = self.geometry.resized(height, width);
+        self.embed_to(rgb, height, width, self.geometry.resized(height, width))
+    }
+
+    /// [`Self::embed`] onto a grid given as (height, width): the grid of the picture as it came, when the
+    /// pixels handed in were shrunk first.
+    fn embed_to(&self, rgb: &[u8], height: u32, width: u32, grid: (u32, u32)) -> Result<Embeddings, tch::TchError> {
+        let (h, w) = grid;
         let (gh, gw) = (i64::from(h / 14), i64::from(w / 14));
         let pixels = Tensor::f_from_slice(rgb)?
             .f_reshape([1, i64::from(height), i64::from(width), 3])?
@@ -108,6 +114,9 @@ impl TorchBackend {
     }
 }
 
+/// The most pixels a picture may have to be decoded (from its header; 8-bit RGB is then at most 192 MB).
+pub const MAX_DECODED_PIXELS: u64 = 64_000_000;
+
 impl VisionBackend for TorchBackend {
     fn name(&self) -> &'static str {
         if self.device == Device::Cpu { "torch-cpu" } else { "torch-cuda" }
@@ -119,12 +128,31 @@ impl VisionBackend for TorchBackend {
 
     fn prepare(&self, picture: &[u8]) -> Result<VisionInput, String> {
         let format = Format::sniff(picture).ok_or("the picture is not PNG, JPEG, WebP, GIF or BMP")?;
-        let decoded = image::load_from_memory_with_format(picture, format.image_format())
-            .map_err(|_| format!("the {} picture could not be decoded", format.extension()))?
-            .to_rgb8();
-        let (width, height) = decoded.dimensions();
+        // The size from the header, before anything is decoded: a small file may claim a huge canvas.
+        let undecodable = || format!("the {} picture could not be decoded", format.extension());
+        let (width, height) = format.dimensions(picture).map_err(|_| undecodable())?;
+        if u64::from(width) * u64::from(height) > MAX_DECODED_PIXELS {
+            return Err(format!("the picture has more than {} megapixels", MAX_DECODED_PIXELS / 1_000_000));
+        }
+        let mut reader = image::ImageReader::with_format(std::io::Cursor::new(picture), format.image_format());
+        let mut limits = image::Limits::default();
+        limits.max_image_width = Some(width);
+        limits.max_image_height = Some(height);
+        limits.max_alloc = Some(MAX_DECODED_PIXELS * 4 + (16 << 20));
+        reader.limits(limits);
+        let decoded = reader.decode().map_err(|_| undecodable())?.to_rgb8();
+        // A picture far larger than its grid is shrunk in 8-bit pixels first (to twice the grid), so
+        // the float tensors stay small (12 bytes a pixel); the grid is still the one of its real size.
+        let grid = self.geometry.resized(height, width);
+        let (grid_h, grid_w) = grid;
+        let decoded = if u64::from(width) * u64::from(height) > 4 * u64::from(grid_h) * u64::from(grid_w) {
+            image::imageops::resize(&decoded, grid_w * 2, grid_h * 2, image::imageops::FilterType::Triangle)
+        } else {
+            decoded
+        };
+        let (shrunk_w, shrunk_h) = decoded.dimensions();
         let embeddings = self
-            .embed(decoded.as_raw(), height, width)
+            .embed_to(decoded.as_raw(), shrunk_h, shrunk_w, grid)
             .map_err(|_| "libtorch could not prepare the picture".to_string())?;
         Ok(VisionInput { tokens: embeddings.rows, embeddings: Some(Arc::new(embeddings)) })
     }
