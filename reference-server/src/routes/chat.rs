@@ -52,6 +52,8 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     if state.faults().has(Fault::OptInLoose) {
         request.strata_mcp |= matches!(value.get("strata_mcp"), Some(v) if v == "yes" || v == "true" || v == 1);
     }
+    // The parsed body is a second copy of every message: gone before the prompt is prepared.
+    drop(value);
     if request.strata_mcp {
         own_page_only(&state, &headers, "MCP tools can be used")?;
     }
