@@ -3,6 +3,7 @@
 //! asked. A reserved call stays consumed whatever happens next (failure, timeout, cancellation).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -27,6 +28,10 @@ pub struct Budget {
     path: PathBuf,
     per_day: u32,
     per_10_min: u32,
+    /// Whether this process has set the database up (WAL, the table). Held while doing it, so
+    /// concurrent first calls do not race on switching the journal mode, which SQLite may refuse
+    /// with "busy" without waiting.
+    set_up: Arc<Mutex<bool>>,
 }
 
 fn now_seconds() -> i64 {
@@ -36,16 +41,20 @@ fn now_seconds() -> i64 {
 impl Budget {
     /// A budget kept in `path`.
     pub fn new(path: &Path, per_day: u32, per_10_min: u32) -> Self {
-        Self { path: path.to_path_buf(), per_day, per_10_min }
+        Self { path: path.to_path_buf(), per_day, per_10_min, set_up: Arc::new(Mutex::new(false)) }
     }
 
     fn connect(&self) -> rusqlite::Result<Connection> {
         let connection = Connection::open(&self.path)?;
         connection.busy_timeout(Duration::from_secs(10))?;
-        connection.execute_batch(
-            "PRAGMA journal_mode = WAL; CREATE TABLE IF NOT EXISTS calls (at INTEGER NOT NULL);
-             CREATE INDEX IF NOT EXISTS calls_at ON calls (at);",
-        )?;
+        let mut set_up = self.set_up.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !*set_up {
+            connection.execute_batch(
+                "PRAGMA journal_mode = WAL; CREATE TABLE IF NOT EXISTS calls (at INTEGER NOT NULL);
+                 CREATE INDEX IF NOT EXISTS calls_at ON calls (at);",
+            )?;
+            *set_up = true;
+        }
         Ok(connection)
     }
 
