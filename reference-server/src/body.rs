@@ -54,7 +54,7 @@ pub async fn read_json(
 pub fn parse_bounded(bytes: &[u8], keep: &[&str], max_values: usize) -> Result<Value, ApiError> {
     let left = Cell::new(max_values);
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let parsed = TopLevel { keep, left: &left }.deserialize(&mut deserializer).and_then(|value| {
+    let parsed = Counted { left: &left, keep: Some(keep) }.deserialize(&mut deserializer).and_then(|value| {
         deserializer.end()?;
         Ok(value)
     });
@@ -73,63 +73,17 @@ pub fn parse_bounded(bytes: &[u8], keep: &[&str], max_values: usize) -> Result<V
 
 const TOO_MANY: &str = "too many JSON values";
 
-/// The top level: an object keeps only the fields in `keep`; anything else is built as a whole.
-struct TopLevel<'a> {
-    keep: &'a [&'a str],
-    left: &'a Cell<usize>,
-}
-
-impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
-    type Value = Value;
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TopLevel<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        take(self.left)?;
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if self.keep.contains(&key.as_str()) {
-                let value = map.next_value_seed(Counted { left: self.left })?;
-                object.insert(key, value);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(Value::Object(object))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        Counted { left: self.left }.visit_seq(seq)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Counted { left: self.left }.visit_bool(v)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Counted { left: self.left }.visit_i64(v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Counted { left: self.left }.visit_u64(v)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Counted { left: self.left }.visit_f64(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Counted { left: self.left }.visit_str(v)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Counted { left: self.left }.visit_unit()
-    }
-}
-
-/// One value and everything inside it, each counted against the budget in `left`.
+/// One value and everything inside it, each counted against the budget in `left`. At the top level
+/// (`keep` is set) an object keeps only the fields named in `keep`; the rest are skipped unbuilt.
 struct Counted<'a> {
     left: &'a Cell<usize>,
+    keep: Option<&'a [&'a str]>,
+}
+
+impl<'a> Counted<'a> {
+    fn inner(&self) -> Counted<'a> {
+        Counted { left: self.left, keep: None }
+    }
 }
 
 fn take<E: de::Error>(left: &Cell<usize>) -> Result<(), E> {
@@ -185,7 +139,7 @@ impl<'de> Visitor<'de> for Counted<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         take(self.left)?;
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Counted { left: self.left })? {
+        while let Some(item) = seq.next_element_seed(self.inner())? {
             items.push(item);
         }
         Ok(Value::Array(items))
@@ -194,7 +148,11 @@ impl<'de> Visitor<'de> for Counted<'_> {
         take(self.left)?;
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(Counted { left: self.left })?;
+            if self.keep.is_some_and(|keep| !keep.contains(&key.as_str())) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let value = map.next_value_seed(self.inner())?;
             object.insert(key, value);
         }
         Ok(Value::Object(object))

@@ -113,16 +113,7 @@ async fn spec_8_4_a_stdio_answer_past_rmcps_16_mib_line_still_arrives() {
     let server = start(dir.path(), &config);
     settled(&server).await;
     let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true});
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{}/v1/chat/completions", server.base))
-        .bearer_auth(KEY)
-        .json(&body)
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("json");
+    let answer = support::chat_binary(&server.base, KEY, &body).await;
     let events = answer["choices"][0]["message"]["strata_mcp"].as_array().expect("events").clone();
     let result = events.iter().find(|e| e["event"] == "result").expect("a result");
     assert_eq!(result["ok"], true, "the answer arrived instead of timing out: {result}");

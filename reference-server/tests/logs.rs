@@ -26,16 +26,7 @@ async fn spec_1_12_a_trace_level_log_holds_no_prompt_argument_result_or_key() {
     );
     let base = server.base.clone();
     let body = json!({"messages": [{"role": "user", "content": "PROMPT-CANARY"}], "strata_mcp": true});
-    let answer: serde_json::Value = reqwest::Client::new()
-        .post(format!("{base}/v1/chat/completions"))
-        .bearer_auth(KEY)
-        .json(&body)
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("json");
+    let answer = support::chat_binary(&base, KEY, &body).await;
     let events = answer["choices"][0]["message"]["strata_mcp"].as_array().expect("events").clone();
     assert!(events.iter().any(|e| e["event"] == "result" && e["text"] == "ARGUMENT-CANARY"), "{answer}");
     let _ = server.child.kill();

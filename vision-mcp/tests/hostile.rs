@@ -9,7 +9,7 @@ use std::process::Stdio;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::transport::TokioChildProcess;
-use support::{KEY, PROMPT, Setup, answer, openai, png, requests};
+use support::{PROMPT, Setup, answer, openai, png, requests};
 
 /// A GIF whose canvas is 1×1 and whose one frame claims 65535×65535: a few dozen bytes that a decoder
 /// without limits turns into gigabytes.
@@ -119,13 +119,8 @@ async fn the_binary_refuses_bombs_without_growing_past_64_mib() {
     let mut huge = png(10, 10)[..33].to_vec(); // a PNG header claiming 60000×60000
     huge[16..24].copy_from_slice(&[0, 0, 0xEA, 0x60, 0, 0, 0xEA, 0x60]);
     setup.write("huge.png", &huge);
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_vision-mcp"));
-    command
-        .env_clear()
-        .env("OPENAI_API_KEY", KEY)
-        .env("VISION_IMAGE_ROOT", &setup.root)
-        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
-        .stderr(Stdio::null());
+    let mut command = support::stdio_command(&setup);
+    command.stderr(Stdio::null());
     let transport = TokioChildProcess::new(command).expect("spawned");
     let pid = transport.id().expect("a pid");
     let client = ClientConfig::new(ClientCapabilities::default(), Implementation::new("test", "1"));

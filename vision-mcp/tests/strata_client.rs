@@ -1,8 +1,8 @@
 //! Optional: Strata's own MCP client (`serve/mcp.py` of a Strata checkout named by `STRATA_SOURCE`)
 //! against vision-mcp over local TCP, with OpenAI mocked: initialize and tools/list through Strata's
 //! `python -m serve.mcp CONFIG` (strata-wire C-F9), then one tools/call through `McpHub.call` (C-I).
-//! Ignored by default, with the reason; run it with
-//! `STRATA_SOURCE=/path/to/Strata cargo test --test strata_client -- --ignored`.
+//! Without `STRATA_SOURCE` it says it is skipped, and why, and checks nothing; run it with
+//! `STRATA_SOURCE=/path/to/Strata cargo test --test strata_client -- --nocapture`.
 
 mod support;
 
@@ -26,10 +26,14 @@ finally:
 "#;
 
 #[tokio::test]
-#[ignore = "needs STRATA_SOURCE=<a Strata checkout> (runs Strata's serve/mcp.py client against vision-mcp)"]
 async fn strata_own_mcp_client_initializes_lists_and_calls_the_tool() {
-    let source = std::env::var("STRATA_SOURCE")
-        .expect("set STRATA_SOURCE to a Strata checkout (the folder that holds serve/mcp.py)");
+    let Ok(source) = std::env::var("STRATA_SOURCE") else {
+        eprintln!(
+            "skipped: set STRATA_SOURCE to a Strata checkout (the folder that holds serve/mcp.py) to run \
+             Strata's own MCP client against vision-mcp"
+        );
+        return;
+    };
     assert!(std::path::Path::new(&source).join("serve/mcp.py").is_file(), "{source}/serve/mcp.py is missing");
     let setup = Setup::new(20, 3);
     setup.write("a.png", &png(40, 30));

@@ -175,13 +175,8 @@ async fn the_binary_refuses_to_start_without_its_secrets() {
 #[tokio::test]
 async fn the_binary_over_stdio_initializes_and_lists_without_calling_openai() {
     let setup = Setup::new(20, 3);
-    let mut command = binary();
-    command
-        .env_clear()
-        .env("OPENAI_API_KEY", KEY)
-        .env("VISION_IMAGE_ROOT", &setup.root)
-        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
-        .stderr(Stdio::null());
+    let mut command = support::stdio_command(&setup);
+    command.stderr(Stdio::null());
     let transport = TokioChildProcess::new(command).expect("spawned");
     let service = client().serve(transport).await.expect("initialized");
     let tools = service.peer().list_all_tools().await.expect("tools");
@@ -220,13 +215,8 @@ async fn check_initializes_and_lists_with_the_token() {
 async fn at_trace_level_the_log_holds_no_prompt_token_or_key() {
     let setup = Setup::new(20, 3);
     setup.write("a.png", &png(20, 20));
-    let mut command = binary();
-    command
-        .env_clear()
-        .env("RUST_LOG", "trace")
-        .env("OPENAI_API_KEY", KEY)
-        .env("VISION_IMAGE_ROOT", &setup.root)
-        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"));
+    let mut command = support::stdio_command(&setup);
+    command.env("RUST_LOG", "trace");
     let log_path = setup.dir.path().join("stderr.log");
     let log = std::fs::File::create(&log_path).expect("log file");
     let (transport, _) = TokioChildProcess::builder(command).stderr(log).spawn().expect("spawned");

@@ -219,6 +219,20 @@ pub async fn settled_binary(base: &str, key: &str) -> Value {
     panic!("the MCP server never settled");
 }
 
+/// A non-streamed chat turn against the binary at `base`: the answer's JSON.
+pub async fn chat_binary(base: &str, key: &str, body: &Value) -> Value {
+    client()
+        .post(format!("{base}/v1/chat/completions"))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("json")
+}
+
 /// The peak resident memory of process `pid` (VmHWM), in MiB.
 pub fn peak_rss_mib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");

@@ -143,6 +143,18 @@ pub fn root_text(root: &Path) -> String {
     root.display().to_string()
 }
 
+/// The vision-mcp binary for stdio on this setup's folders: only the key and the two paths in its
+/// environment (callers add what their case needs, e.g. `RUST_LOG`).
+pub fn stdio_command(setup: &Setup) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_vision-mcp"));
+    command
+        .env_clear()
+        .env("OPENAI_API_KEY", KEY)
+        .env("VISION_IMAGE_ROOT", &setup.root)
+        .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"));
+    command
+}
+
 /// The vision-mcp binary over HTTP on 127.0.0.1 port 0 for this setup (killed when dropped), and its
 /// ready line, `listening on http://127.0.0.1:PORT/mcp`.
 pub async fn spawn_http(setup: &Setup) -> (tokio::process::Child, String) {
