@@ -45,6 +45,9 @@ bash ci/mcp-conformance.sh
 say "a short load smoke test (every picture fetched back and checked)"
 cargo run --locked -q -p harness -- load --scenario mixed --concurrency 4 --duration 3s
 
+say "the attack run, short form: hostile traffic beside an honest client, vision-mcp fed bombs"
+cargo run --locked -q -p harness -- attack --duration 2s --vision-mcp target/debug/vision-mcp
+
 say "the README's main job (mediacheck against the embedded reference server)"
 cargo run --locked -q -p harness -- run
 

@@ -13,12 +13,14 @@
 //! - [`http`] / [`sse`]: the harness's own client and stream reader (raw paths, transcripts).
 //! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
 //! - [`load`]: `mediacheck load` — tool-picture traffic under load, HDR latencies, `lost: N`.
+//! - [`attack`]: `mediacheck attack` — hostile traffic beside an honest client, peak RSS and p99 per attack.
 //! - [`context`]: what a check sees — the client, the configuration folder, the fixture's log,
 //!   restarting the server, launching server processes.
 //!
 //! **Architecture invariant:** verdicts come from the wire alone. The harness starts the reference
 //! server (embedded target) but never reads its internals to decide anything.
 
+pub mod attack;
 pub mod baseline;
 pub mod case;
 pub mod cases;
@@ -30,3 +32,14 @@ pub mod runner;
 pub mod scenario;
 pub mod sse;
 pub mod target;
+
+/// `*` matches any run of characters; everything else matches itself.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, tail)) => {
+            text.starts_with(head)
+                && (head.len()..=text.len()).any(|i| text.is_char_boundary(i) && glob(tail, &text[i..]))
+        }
+    }
+}

@@ -86,6 +86,34 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Send hostile traffic to fresh servers while an honest client keeps using them; peak RSS,
+    /// `/health` p99 and `survived` per attack (default: the reference server, as a process).
+    Attack {
+        /// Start the server under attack from this command template ({config}, {port}).
+        #[arg(long)]
+        spawn: Option<String>,
+        /// Only attacks whose id matches this glob (`*` matches anything).
+        #[arg(long)]
+        only: Option<String>,
+        /// How long each attack lasts (e.g. 5s, 1m).
+        #[arg(long, default_value = "10s", value_parser = harness::load::options::parse_duration)]
+        duration: std::time::Duration,
+        /// Also feed hostile pictures to this vision-mcp binary's tool.
+        #[arg(long)]
+        vision_mcp: Option<PathBuf>,
+        /// Write the JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Play a hostile stdio MCP server (what `attack` configures the server under attack with).
+    #[command(hide = true)]
+    HostileMcp {
+        /// How to misbehave (or `linger`: be the grandchild that sleeps).
+        kind: String,
+        /// A word the attack run finds this process (and its grandchild) by.
+        #[arg(default_value = "")]
+        marker: String,
+    },
     /// List the cases without running them.
     List {
         /// Also show which broken server variants each case is proven to fail against.
@@ -113,6 +141,30 @@ fn main() -> ExitCode {
                 }
             }
             ExitCode::from(exit::PASSED)
+        }
+        Command::HostileMcp { kind, marker } => {
+            use clap::ValueEnum;
+            use fixtures::hostile_mcp::{Hostility, linger, serve};
+            match (kind.as_str(), Hostility::from_str(&kind, false)) {
+                ("linger", _) => linger(),
+                (_, Ok(hostility)) => serve(hostility, &marker),
+                (_, Err(error)) => {
+                    eprintln!("mediacheck hostile-mcp: {error}");
+                    return ExitCode::from(exit::USAGE);
+                }
+            }
+            ExitCode::from(exit::PASSED)
+        }
+        Command::Attack { spawn, only, duration, vision_mcp, json } => {
+            let Ok(launcher) = std::env::current_exe() else {
+                eprintln!("mediacheck: cannot find its own binary to start servers with");
+                return ExitCode::from(exit::USAGE);
+            };
+            let template = spawn.unwrap_or_else(|| {
+                format!("{} serve-reference --config {{config}} --port {{port}}", launcher.display())
+            });
+            let options = harness::attack::AttackOptions { template, launcher, duration, only, vision_mcp };
+            attack(&options, json)
         }
         Command::ServeReference { args } => {
             let argv = std::iter::once("reference-server".to_string()).chain(args);
@@ -159,7 +211,8 @@ fn run(
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
 ) -> ExitCode {
-    let selected: Vec<_> = cases::all().into_iter().filter(|c| only.as_deref().is_none_or(|g| glob(g, c.id))).collect();
+    let selected: Vec<_> =
+        cases::all().into_iter().filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id))).collect();
     if selected.is_empty() {
         eprintln!("mediacheck: no case matches --only {}", only.unwrap_or_default());
         return ExitCode::from(exit::USAGE);
@@ -257,13 +310,47 @@ fn load(options: harness::load::LoadOptions, url: Option<UrlTarget>, json: Optio
     })
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, text: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == text,
-        Some((head, tail)) => {
-            text.starts_with(head)
-                && (head.len()..=text.len()).any(|i| text.is_char_boundary(i) && glob(tail, &text[i..]))
+fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> ExitCode {
+    use harness::attack::{self, report};
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("mediacheck: failed to start the runtime: {error}");
+            return ExitCode::from(exit::USAGE);
         }
-    }
+    };
+    runtime.block_on(async move {
+        eprintln!(
+            "each attack: a fresh server, {} s of attack beside an honest client",
+            options.duration.as_secs_f64()
+        );
+        println!("{}", report::header());
+        let results = attack::run(options, |result| println!("{}", report::line(result))).await;
+        if results.is_empty() && options.vision_mcp.is_none() {
+            eprintln!("mediacheck: no attack matches --only {}", options.only.clone().unwrap_or_default());
+            return ExitCode::from(exit::USAGE);
+        }
+        let vision = match &options.vision_mcp {
+            Some(binary) => match attack::vision::run(binary).await {
+                Ok(vision) => {
+                    print!("\n{}", report::vision(&vision));
+                    vision
+                }
+                Err(error) => {
+                    eprintln!("mediacheck: vision-mcp: {error}");
+                    return ExitCode::from(exit::FAILED);
+                }
+            },
+            None => Vec::new(),
+        };
+        println!("\n{}", report::summary(&results, &vision));
+        if let Some(path) = json
+            && let Err(error) = std::fs::write(&path, report::json(&results, &vision).to_string())
+        {
+            eprintln!("mediacheck: failed to write {}: {error}", path.display());
+            return ExitCode::from(exit::USAGE);
+        }
+        let survived = results.iter().all(|r| r.survived) && vision.iter().all(|v| v.survived);
+        ExitCode::from(if survived { exit::PASSED } else { exit::FAILED })
+    })
 }

@@ -208,7 +208,7 @@ impl Target {
 }
 
 /// Starts the command `template` names for `config` on `port` (stderr piped, killed when dropped).
-fn spawn_server(
+pub(crate) fn spawn_server(
     template: &str,
     config: &std::path::Path,
     port: u16,
@@ -280,7 +280,7 @@ impl Instance {
     }
 }
 
-async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Result<(), String> {
+pub(crate) async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Result<(), String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         if http.get("/health").without_key().send().await.is_ok_and(|r| r.status == 200) {
@@ -304,7 +304,7 @@ async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Resu
 }
 
 /// The template's words with `{config}`, `{port}` filled in and `{scripts}` as repeated `--script S`.
-fn expand(template: &str, config: &std::path::Path, port: u16, scripts: &[String]) -> Vec<String> {
+pub(crate) fn expand(template: &str, config: &std::path::Path, port: u16, scripts: &[String]) -> Vec<String> {
     let mut argv = Vec::new();
     for word in template.split_whitespace() {
         if word == "{scripts}" {
@@ -319,7 +319,7 @@ fn expand(template: &str, config: &std::path::Path, port: u16, scripts: &[String
     argv
 }
 
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }

@@ -9,9 +9,10 @@ use std::fmt;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::error::ApiError;
 
@@ -21,33 +22,113 @@ use crate::error::ApiError;
 pub const MAX_JSON_VALUES: usize = 1_000_000;
 
 /// Reads and parses the body, refusing more than `limit` bytes; of a top-level object only the fields
-/// named in `keep` are built (the others are checked to be JSON and skipped).
+/// named in `keep` are built (the others are checked to be JSON and skipped). The bytes are read into
+/// one buffer (sized from `Content-Length` when declared) and take room from `room` (in KiB) while they
+/// are read and parsed, so all bodies in flight together stay within it (SPEC 1.11).
 pub async fn read_json(
     headers: &HeaderMap,
     body: Body,
-    limit: usize,
-    timeout: std::time::Duration,
+    limits: BodyLimits<'_>,
     keep: &[&str],
 ) -> Result<Value, ApiError> {
+    let BodyLimits { limit, timeout, room } = limits;
     let declared =
         headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::too_large(limit));
     }
+    let read = read_within(body, declared.unwrap_or(0) as usize, limit, room);
     // A body that trickles in is cut off: `timeout` for the whole of it (SPEC 1.11).
-    let Ok(collected) = tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await else {
+    let Ok(read) = tokio::time::timeout(timeout, read).await else {
         return Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "invalid_request_error",
             format!("the request body did not arrive within {} s", timeout.as_secs()),
         ));
     };
-    let bytes = match collected {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => return Err(ApiError::too_large(limit)),
-        Err(_) => return Err(ApiError::malformed("the body could not be read")),
-    };
-    parse_bounded(&bytes, keep, MAX_JSON_VALUES)
+    let (bytes, room) = read?;
+    if bytes.len() <= PARSE_INLINE_BYTES {
+        return parse_bounded(&bytes, keep, MAX_JSON_VALUES);
+    }
+    // A large body takes a parser for a while (a 100 MB one, ~0.3 s): off the runtime threads, so
+    // every other request, `/health` included, goes on being served meanwhile.
+    let keep: Vec<String> = keep.iter().map(|k| k.to_string()).collect();
+    let parsed = tokio::task::spawn_blocking(move || {
+        let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+        parse_bounded(&bytes, &keep, MAX_JSON_VALUES)
+    })
+    .await;
+    drop(room);
+    parsed.unwrap_or_else(|_| Err(ApiError::malformed("the body could not be parsed")))
+}
+
+/// Bodies up to this size are parsed where they were read; larger ones on the blocking pool.
+const PARSE_INLINE_BYTES: usize = 256 * 1024;
+
+/// The bounds on one request body.
+#[derive(Clone, Copy)]
+pub struct BodyLimits<'a> {
+    /// The most bytes one body may have (`max_body_mib`).
+    pub limit: usize,
+    /// How long the whole body may take to arrive (`body_timeout_s`).
+    pub timeout: std::time::Duration,
+    /// Room for all bodies in flight, in KiB (as large as `limit`).
+    pub room: &'a Semaphore,
+}
+
+/// How many KiB of room `bytes` bytes take.
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
+}
+
+/// A body's first bytes take no room: every request may send this much whatever others do (so small
+/// requests are never refused for room; with `max_connections` clients, at most 64 MiB in all).
+const FREE_BYTES: usize = 64 * 1024;
+
+/// Reads the body into one buffer of at most `limit` bytes (`declared` reserved up front). Beyond
+/// [`FREE_BYTES`] every byte takes room; a body that finds no room is refused at once with 503, so
+/// no request waits on another and the bodies in flight never hold more than the room together.
+async fn read_within(
+    mut body: Body,
+    declared: usize,
+    limit: usize,
+    room: &Semaphore,
+) -> Result<(Vec<u8>, Option<SemaphorePermit<'_>>), ApiError> {
+    let mut held: Option<SemaphorePermit<'_>> = None;
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| ApiError::malformed("the body could not be read"))?;
+        let Ok(chunk) = frame.into_data() else { continue };
+        let total = bytes.len() + chunk.len();
+        if total > limit {
+            return Err(ApiError::too_large(limit));
+        }
+        if total > FREE_BYTES {
+            let wanted = kib(total);
+            let have = held.as_ref().map_or(0, |h| h.num_permits() as u32);
+            if wanted > have {
+                let more = room.try_acquire_many(wanted - have).map_err(|_| busy())?;
+                match &mut held {
+                    Some(held) => held.merge(more),
+                    None => held = Some(more),
+                }
+            }
+        }
+        if bytes.capacity() == 0 {
+            // The whole declared length at once (it is within `limit`), now that the first bytes came.
+            bytes.reserve(declared.max(chunk.len()));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((bytes, held))
+}
+
+fn busy() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "server_error",
+        "the server is reading other large requests: try again in a moment",
+    )
 }
 
 /// Parses `bytes` as JSON, building only the top-level fields in `keep`, at most `max_values` values.

@@ -27,7 +27,9 @@ pub fn build_state(config: RunConfig) -> Result<Arc<AppState>, StartupError> {
     let engine = Arc::new(MockEngine::new(&config.engine));
     let hub =
         (!config.mcp_servers.is_empty()).then(|| Hub::start(&config.mcp_servers, config.mcp.clone(), config.faults));
+    let body_room = tokio::sync::Semaphore::new(config.max_body_bytes.div_ceil(1024).max(1));
     Ok(Arc::new(AppState {
+        body_room,
         media: MediaCache::new(config.media_dir()).with_faults(config.faults),
         config: Arc::new(config),
         engine,

@@ -28,6 +28,9 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Counters shown by `/v1/status`.
     pub activity: Arc<Activity>,
+    /// Room for request bodies being read and parsed, in KiB: all of them together hold at most
+    /// `max_body_mib` (SPEC 1.11).
+    pub body_room: tokio::sync::Semaphore,
 }
 
 impl AppState {

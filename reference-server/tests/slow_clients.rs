@@ -72,3 +72,66 @@ async fn spec_1_11_past_max_connections_a_new_connection_is_closed_at_once() {
     let health = client().get(server.url("/health")).send().await.expect("health");
     assert_eq!(health.status(), 200);
 }
+
+#[tokio::test]
+async fn spec_1_11_bodies_in_flight_share_max_body_mib_and_one_without_room_is_503_at_once() {
+    // 1 MiB of room; the first 64 KiB of every body are free.
+    let server = start(json!({"max_body_mib": 1, "api_key": "k"})).await;
+    let post = |length: usize| {
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        )
+    };
+    // A body of 1,000,000 bytes, 900,000 of them sent and then held: it holds ~879 KiB of room.
+    let mut holder = TcpStream::connect(server.server.addr).await.expect("connect");
+    holder.write_all(post(1_000_000).as_bytes()).await.expect("head");
+    let mut body = br#"{"messages":[{"role":"user","content":"hi"}],"junk":""#.to_vec();
+    body.resize(1_000_000 - 2, b'x');
+    body.extend_from_slice(b"\"}");
+    holder.write_all(&body[..900_000]).await.expect("most of the body");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A second body of 200,000 bytes does not fit beside it: 503 at once, in the JSON error shape.
+    let mut second = TcpStream::connect(server.server.addr).await.expect("connect");
+    second.write_all(post(200_000).as_bytes()).await.expect("head");
+    let _ = second.write_all(&body[..200_000]).await;
+    let (answer, held) = until_closed(&mut second, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(
+        answer.contains(r#""message":"the server is reading other large requests: try again in a moment""#),
+        "{answer}"
+    );
+    assert!(held < Duration::from_secs(5), "held {held:?}");
+    // A small request needs no room: served at once.
+    let small = client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth("k")
+        .json(&json!({"messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .expect("small");
+    assert_eq!(small.status(), 200);
+    // The holder finishes: its body is served, and its room is given back for the next large one.
+    holder.write_all(&body[900_000..]).await.expect("the rest");
+    let answer = first_answer(&mut holder).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let again = client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth("k")
+        .header("content-type", "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .expect("again");
+    assert_eq!(again.status(), 200);
+}
+
+/// Reads the start of an answer on a kept-alive connection.
+async fn first_answer(stream: &mut TcpStream) -> String {
+    let mut buffer = [0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+        .await
+        .expect("an answer in time")
+        .expect("readable");
+    String::from_utf8_lossy(&buffer[..n]).into_owned()
+}

@@ -66,7 +66,7 @@ async fn preflight(request: &CheckRequest) -> Result<(), String> {
     let status = response.status();
     let session = response.headers().get("mcp-session-id").cloned();
     if !status.is_success() {
-        let text = response.text().await.unwrap_or_default();
+        let text = capped_text(response, REFUSAL_BYTES).await;
         let message = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .and_then(|v| v["error"].as_str().map(str::to_string))
@@ -121,4 +121,20 @@ pub async fn run(request: &CheckRequest) -> Result<Report, String> {
     }
     let _ = service.cancel().await;
     Ok(Report { text: out, passed })
+}
+
+/// How much of a refusal's body the check reads (its JSON error is a line; a hostile or confused
+/// server may send far more).
+const REFUSAL_BYTES: usize = 16 * 1024;
+
+/// The first `max` bytes of a response body, as lossy UTF-8; the rest is not read.
+async fn capped_text(mut response: reqwest::Response, max: usize) -> String {
+    let mut bytes = Vec::new();
+    while bytes.len() < max {
+        match response.chunk().await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk[..chunk.len().min(max - bytes.len())]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -11,6 +11,7 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt as _;
 use subtle::ConstantTimeEq;
 
 /// The largest request body accepted.
@@ -36,6 +37,7 @@ pub struct Guard {
     token: Arc<Vec<u8>>,
     allowed: Arc<Vec<String>>,
     logged: Arc<Mutex<LoggedRefusals>>,
+    body_timeout: std::time::Duration,
 }
 
 impl Guard {
@@ -45,7 +47,14 @@ impl Guard {
             token: Arc::new(token.as_bytes().to_vec()),
             allowed: Arc::new(allowed.to_vec()),
             logged: Arc::new(Mutex::new(HashSet::new())),
+            body_timeout: BODY_TIMEOUT,
         }
+    }
+
+    /// The same rules with another body timeout (tests use a short one).
+    pub fn with_body_timeout(mut self, body_timeout: std::time::Duration) -> Self {
+        self.body_timeout = body_timeout;
+        self
     }
 
     /// Logs a refusal the first time this client is refused for this reason and value. The value is a
@@ -135,8 +144,20 @@ pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> 
         guard.log_refusal(client, "token", "");
         return refuse(StatusCode::UNAUTHORIZED, TOKEN_REFUSED);
     }
-    next.run(request).await
+    // The body (at most MAX_BODY) is read here, within BODY_TIMEOUT: a client that trickles it is
+    // answered 408 and its connection freed, instead of holding one of the few connections for ever.
+    let (parts, body) = request.into_parts();
+    let read = http_body_util::Limited::new(body, MAX_BODY).collect();
+    let bytes = match tokio::time::timeout(guard.body_timeout, read).await {
+        Err(_) => return refuse(StatusCode::REQUEST_TIMEOUT, "the request body did not arrive in time"),
+        Ok(Err(_)) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large"),
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
+
+/// How long a client may take to send a request body (at most [`MAX_BODY`]), unless the guard says.
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[cfg(test)]
 mod tests {

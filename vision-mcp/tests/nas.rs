@@ -45,9 +45,13 @@ impl Drop for Served {
 }
 
 async fn serve(setup: &Setup, allowed: &[&str]) -> Served {
+    serve_guarded(setup, |allowed| Guard::new(TOKEN, allowed), allowed).await
+}
+
+async fn serve_guarded(setup: &Setup, guard: impl Fn(&[String]) -> Guard, allowed: &[&str]) -> Served {
     let stop = CancellationToken::new();
     let allowed: Vec<String> = allowed.iter().map(|h| h.to_string()).collect();
-    let app = http_app(setup.analyzer("http://127.0.0.1:9"), Guard::new(TOKEN, &allowed), stop.clone());
+    let app = http_app(setup.analyzer("http://127.0.0.1:9"), guard(&allowed), stop.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let stopped = stop.clone();
@@ -301,4 +305,45 @@ async fn slow_and_surplus_connections_are_dropped_and_the_server_recovers() {
         .expect("served")
         .status();
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_body_that_trickles_is_408_and_its_connection_freed() {
+    let setup = Setup::new(20, 3);
+    let guard = |allowed: &[String]| Guard::new(TOKEN, allowed).with_body_timeout(Duration::from_secs(1));
+    let server = serve_guarded(&setup, guard, &["127.0.0.1:*"]).await;
+    let addr = server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\":"
+    );
+    slow.write_all(head.as_bytes()).await.expect("headers and a little body");
+    let started = std::time::Instant::now();
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut seen)).await;
+    let answer = String::from_utf8_lossy(&seen);
+    assert!(read.is_ok(), "the connection was freed");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("the request body did not arrive in time"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn check_reads_only_the_start_of_a_refusal_that_never_ends() {
+    // A 403 whose body streams for ever: check reads its start and says so at once (reading all of
+    // it would take until the 15 s timeout, and as much memory as the server sends meanwhile).
+    let endless = axum::Router::new().fallback(|| async {
+        let chunks = futures::stream::repeat_with(|| Ok::<_, std::io::Error>(vec![b'x'; 65536]));
+        (axum::http::StatusCode::FORBIDDEN, axum::body::Body::from_stream(chunks))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, endless).await });
+    let started = std::time::Instant::now();
+    let output = binary().args(["check", &url]).env("VISION_MCP_TOKEN", TOKEN).output().await.expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refused the check (HTTP 403): no explanation given"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(8), "check took {:?}", started.elapsed());
 }

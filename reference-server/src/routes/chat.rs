@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
 use crate::auth::own_page_only;
-use crate::body::read_json;
+use crate::body::{BodyLimits, read_json};
 use crate::chat::prepare::{check_references, prepare_blocking};
 use crate::chat::request::ChatRequest;
 use crate::chat::sse::ChunkHead;
@@ -47,7 +47,8 @@ const CHAT_FIELDS: &[&str] = &[
 
 async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let config = &state.config;
-    let value = read_json(&headers, body, config.max_body_bytes, config.body_timeout, CHAT_FIELDS).await?;
+    let limits = BodyLimits { limit: config.max_body_bytes, timeout: config.body_timeout, room: &state.body_room };
+    let value = read_json(&headers, body, limits, CHAT_FIELDS).await?;
     let mut request = ChatRequest::from_json(&value)?;
     if state.faults().has(Fault::OptInLoose) {
         request.strata_mcp |= matches!(value.get("strata_mcp"), Some(v) if v == "yes" || v == "true" || v == 1);
