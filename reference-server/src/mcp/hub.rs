@@ -96,6 +96,44 @@ pub struct Hub {
     settings: McpSettings,
     faults: Faults,
     changed: watch::Sender<u64>,
+    runtime: HubRuntime,
+}
+
+/// The hub's own runtime: one thread on which every MCP session runs (the SDK's tasks, the stdio
+/// readers, the decoding of every answer). Whatever a server sends — a page of 100,000 tools, a
+/// 20 MiB line — is decoded there, so it never holds up a runtime thread that serves HTTP.
+struct HubRuntime(Option<tokio::runtime::Runtime>);
+
+impl HubRuntime {
+    fn new() -> Self {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("mcp-hub").enable_all().build();
+        match runtime {
+            Ok(runtime) => HubRuntime(Some(runtime)),
+            Err(error) => {
+                // No thread to spare: the sessions run on the caller's runtime instead.
+                tracing::warn!(%error, "no thread for the MCP hub; its sessions share the server's runtime");
+                HubRuntime(None)
+            }
+        }
+    }
+
+    /// Runs `task` there and waits for it.
+    async fn run<T: Send + 'static>(&self, task: impl Future<Output = T> + Send + 'static) -> Option<T> {
+        match &self.0 {
+            Some(runtime) => runtime.spawn(task).await.ok(),
+            None => Some(task.await),
+        }
+    }
+}
+
+impl Drop for HubRuntime {
+    fn drop(&mut self) {
+        // The hub may be dropped inside an async context, where a runtime must not block to stop.
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl Hub {
@@ -118,13 +156,14 @@ impl Hub {
                 })
             })
             .collect();
-        let hub = Arc::new(Hub { slots, settings, faults, changed: watch::channel(0).0 });
+        let hub = Arc::new(Hub { slots, settings, faults, changed: watch::channel(0).0, runtime: HubRuntime::new() });
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         tracing::info!(count = specs.len(), servers = %names.join(", "), "starting MCP servers");
         for index in 0..hub.slots.len() {
-            let hub = Arc::clone(&hub);
+            let starter = Arc::clone(&hub);
             tokio::spawn(async move {
-                let _ = hub.start_slot(index).await;
+                let hub = Arc::clone(&starter);
+                let _ = starter.runtime.run(async move { hub.start_slot(index).await }).await;
             });
         }
         hub
@@ -241,7 +280,12 @@ impl Hub {
 
     /// Calls an offered tool. `None` when `cancel` fired first; the server is then told with
     /// `notifications/cancelled` (the SDK sends it when the pending request is dropped).
-    pub async fn call(&self, tool: &OfferedTool, arguments: Value, cancel: &CancellationToken) -> Option<CallOutcome> {
+    pub async fn call(
+        self: &Arc<Self>,
+        tool: &OfferedTool,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> Option<CallOutcome> {
         let started = Instant::now();
         let outcome = |ok: bool, text: String, result: Option<CallToolResult>| CallOutcome {
             server: Some(tool.server.clone()),
@@ -283,7 +327,7 @@ impl Hub {
         Some(outcome(ok, text, ok.then_some(answer)))
     }
 
-    async fn connection_for_call(&self, index: usize) -> Result<Arc<Connection>, String> {
+    async fn connection_for_call(self: &Arc<Self>, index: usize) -> Result<Arc<Connection>, String> {
         if let Some(connection) = self.live_connection(index) {
             return Ok(connection);
         }
@@ -294,7 +338,9 @@ impl Hub {
         if status == Status::Failed && failed_at.is_some_and(|t| t.elapsed() < RETRY_FAILED_AFTER) {
             return Err(format!("the server is not running ({})", error.unwrap_or_default()));
         }
-        self.start_slot(index).await.map_err(|e| {
+        let hub = Arc::clone(self);
+        let started = self.runtime.run(async move { hub.start_slot(index).await }).await;
+        started.unwrap_or_else(|| Err("the hub is stopping".into())).map_err(|e| {
             if status == Status::Stopped {
                 format!("the server could not be started again: {e}")
             } else {
