@@ -23,6 +23,15 @@ say "format"
 cargo fmt --all -- --check
 cargo fmt --manifest-path vision-mcp/Cargo.toml -- --check
 
+say "lints: clippy with warnings as errors (both workspaces), unused dependencies (cargo-machete)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --manifest-path vision-mcp/Cargo.toml --all-targets --locked --target-dir target -- -D warnings
+MACHETE_VERSION=0.9.2
+if [ "$(cargo machete --version 2>/dev/null)" != "$MACHETE_VERSION" ]; then
+    cargo install cargo-machete --version "$MACHETE_VERSION" --locked
+fi
+cargo machete
+
 say "build (binaries the tests start: reference-server, fixture-mcp, mediacheck)"
 cargo build --workspace --bins --locked
 

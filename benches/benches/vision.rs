@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use fixtures::images::{PictureFormat, picture};
-use reference_server::chat::messages::{ImageSource, Message, Part, Role};
 use reference_server::config::{Overrides, RunConfig, VisionDevice};
+use reference_server::messages::{ImageSource, Message, Part, Role};
 use reference_server::vision::torch::TorchBackend;
 use reference_server::vision::{Geometry, VisionBackend};
 use serde_json::json;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use fixtures::mcp_server::FixtureLog;
 use tokio::sync::Mutex;
 
-use crate::case::CheckError;
+use crate::check::CheckError;
 use crate::http::Http;
 use crate::target::{Instance, Launch, Target};
 

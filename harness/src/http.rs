@@ -12,10 +12,45 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
-use crate::case::{CheckError, broken};
+use crate::check::{CheckError, broken};
 
 /// How long one exchange may take before it counts as a failure.
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why an exchange brought no answer: the kinds a load report counts apart.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// The request could not be built (a target that is not a URI, say).
+    #[error("could not build the request: {0}")]
+    Build(String),
+    /// No connection, or it closed before an answer (refused, reset).
+    #[error("no answer: {0}")]
+    Connect(String),
+    /// No answer within the exchange timeout.
+    #[error("no answer within {0} s")]
+    Timeout(u64),
+    /// The answer's body broke off.
+    #[error("the body broke off: {0}")]
+    Body(String),
+}
+
+impl HttpError {
+    /// Its kind in one word, for load reports: `build`, `connect`, `timeout`, `body`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HttpError::Build(_) => "build",
+            HttpError::Connect(_) => "connect",
+            HttpError::Timeout(_) => "timeout",
+            HttpError::Body(_) => "body",
+        }
+    }
+}
+
+impl From<HttpError> for CheckError {
+    fn from(error: HttpError) -> Self {
+        broken(error)
+    }
+}
 
 /// One request and its answer, as a report shows it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -175,7 +210,7 @@ impl Call {
         self
     }
 
-    fn build(&self) -> Result<Request<Full<Bytes>>, CheckError> {
+    fn build(&self) -> Result<Request<Full<Bytes>>, HttpError> {
         let uri = format!("{}{}", self.http.base, self.target);
         let mut builder = Request::builder().method(self.method.clone()).uri(uri.as_str());
         if self.with_key
@@ -186,7 +221,7 @@ impl Call {
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        builder.body(Full::new(self.body.clone())).map_err(|e| broken(format!("could not build {uri}: {e}")))
+        builder.body(Full::new(self.body.clone())).map_err(|e| HttpError::Build(format!("{uri}: {e}")))
     }
 
     fn line(&self) -> String {
@@ -194,17 +229,17 @@ impl Call {
     }
 
     /// Sends and reads the whole answer.
-    pub async fn send(self) -> Result<Reply, CheckError> {
+    pub async fn send(self) -> Result<Reply, HttpError> {
         let request = self.build()?;
         let line = self.line();
         let answer = tokio::time::timeout(EXCHANGE_TIMEOUT, async {
-            let response = self.http.client.request(request).await.map_err(|e| format!("no answer: {e}"))?;
+            let response = self.http.client.request(request).await.map_err(|e| HttpError::Connect(e.to_string()))?;
             let (parts, body) = response.into_parts();
-            let body = body.collect().await.map_err(|e| format!("the body broke off: {e}"))?.to_bytes();
-            Ok::<_, String>(Reply { status: parts.status.as_u16(), headers: parts.headers, body })
+            let body = body.collect().await.map_err(|e| HttpError::Body(e.to_string()))?.to_bytes();
+            Ok::<_, HttpError>(Reply { status: parts.status.as_u16(), headers: parts.headers, body })
         })
         .await
-        .unwrap_or_else(|_| Err(format!("no answer within {} s", EXCHANGE_TIMEOUT.as_secs())));
+        .unwrap_or_else(|_| Err(HttpError::Timeout(EXCHANGE_TIMEOUT.as_secs())));
         match answer {
             Ok(reply) => {
                 self.http.record(Exchange {
@@ -216,20 +251,20 @@ impl Call {
                 Ok(reply)
             }
             Err(error) => {
-                self.http.record(Exchange { request: line, status: 0, headers: Vec::new(), body: error.clone() });
-                Err(broken(error))
+                self.http.record(Exchange { request: line, status: 0, headers: Vec::new(), body: error.to_string() });
+                Err(error)
             }
         }
     }
 
     /// Sends and returns the streaming response (for SSE read piece by piece, or abandoned midway).
-    pub async fn open(self) -> Result<hyper::Response<hyper::body::Incoming>, CheckError> {
+    pub async fn open(self) -> Result<hyper::Response<hyper::body::Incoming>, HttpError> {
         let request = self.build()?;
         let line = self.line();
         let response = tokio::time::timeout(EXCHANGE_TIMEOUT, self.http.client.request(request))
             .await
-            .map_err(|_| broken("no answer in time"))?
-            .map_err(|e| broken(format!("no answer: {e}")))?;
+            .map_err(|_| HttpError::Timeout(EXCHANGE_TIMEOUT.as_secs()))?
+            .map_err(|e| HttpError::Connect(e.to_string()))?;
         self.http.record(Exchange {
             request: line,
             status: response.status().as_u16(),

@@ -5,7 +5,8 @@
 //!
 //! ## Layout
 //!
-//! - [`case`]: what a case is (id, clause, MUST/SHOULD, scenario, check) and the small assertion helpers.
+//! - [`case`]: what a case is (id, clause, MUST/SHOULD, scenario, check); [`check`]: the verdict type
+//!   and the small assertion helpers (a leaf).
 //! - [`cases`]: the cases, one file per SPEC section.
 //! - [`scenario`]: the server configurations cases need.
 //! - [`target`]: where servers come from — embedded, spawn, url.
@@ -24,6 +25,7 @@ pub mod attack;
 pub mod baseline;
 pub mod case;
 pub mod cases;
+pub mod check;
 pub mod context;
 pub mod http;
 pub mod load;

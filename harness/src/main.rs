@@ -191,7 +191,7 @@ fn main() -> ExitCode {
                 None => harness::load::Pace::Closed { concurrency: concurrency.unwrap_or(8).clamp(1, 10_000) },
             };
             let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
-            load(options, url.map(|u| (u, api_key, media, allow_remote)), json)
+            load(options, url.map(|base| RunningServer { base, api_key, media, allow_remote }), json)
         }
         Command::Run { url, api_key, spawn, only, baseline, json, junit } => {
             let target = match (url, spawn) {
@@ -261,9 +261,15 @@ fn run(
     ExitCode::from(if failed { exit::FAILED } else { exit::PASSED })
 }
 
-type UrlTarget = (String, Option<String>, Vec<String>, bool);
+/// `load --url`: a server that is already running, and what to fetch from it.
+struct RunningServer {
+    base: String,
+    api_key: Option<String>,
+    media: Vec<String>,
+    allow_remote: bool,
+}
 
-fn load(options: harness::load::LoadOptions, url: Option<UrlTarget>, json: Option<PathBuf>) -> ExitCode {
+fn load(options: harness::load::LoadOptions, url: Option<RunningServer>, json: Option<PathBuf>) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -273,7 +279,7 @@ fn load(options: harness::load::LoadOptions, url: Option<UrlTarget>, json: Optio
     };
     runtime.block_on(async move {
         let target = match url {
-            Some((base, key, media, allow_remote)) => harness::load::setup::url(&base, key, media, allow_remote),
+            Some(server) => harness::load::setup::url(&server.base, server.api_key, server.media, server.allow_remote),
             None => {
                 eprintln!("starting the embedded reference server and caching the pictures to fetch");
                 harness::load::setup::embedded().await

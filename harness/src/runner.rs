@@ -60,7 +60,7 @@ pub struct Verdict {
 pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
     let mut groups: Vec<Vec<Case>> = Vec::new();
     for case in cases {
-        match groups.iter_mut().find(|g| g[0].scenario.name == case.scenario.name && !case.scenario.fresh) {
+        match groups.iter_mut().find(|g| g[0].scenario.name == case.scenario.name && !case.scenario.fresh()) {
             Some(group) => group.push(*case),
             None => groups.push(vec![*case]),
         }
@@ -77,7 +77,7 @@ pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verd
 
 async fn with_instance(target: &Target, cases: &[Case]) -> Vec<Verdict> {
     let scenario = cases[0].scenario;
-    if !scenario.server {
+    if !scenario.server() {
         let ctx = Ctx {
             http: Http::new("http://127.0.0.1:1", None),
             config_path: None,

@@ -13,16 +13,49 @@ pub const FIXTURE_SERVER: &str = "fake";
 /// A named way to configure a server.
 #[derive(Clone, Copy)]
 pub struct Scenario {
-    /// A short name for reports; cases with the same name share a server unless `fresh`.
+    /// A short name for reports; cases with the same name share a server when it is `Shared`.
     pub name: &'static str,
     /// Builds the setup.
     pub build: fn() -> Setup,
+    /// Whether its cases get a server, a new one each or one shared.
+    pub serving: Serving,
+}
+
+/// How a scenario's cases get their server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serving {
     /// A new server for every case.
-    pub fresh: bool,
-    /// Its cases can run against any server (the `url` target).
-    pub portable: bool,
-    /// The harness starts a server for it (configuration cases start their own processes instead).
-    pub server: bool,
+    PerCase(Reach),
+    /// One server shared by the scenario's cases.
+    Shared(Reach),
+    /// No server: the cases launch server processes themselves (configuration cases).
+    LaunchesItsOwn,
+}
+
+/// Which servers a scenario's cases can run against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Any server, an already running one (the `url` target) included.
+    AnyServer,
+    /// Only one the harness configures (the embedded and spawn targets).
+    Configured,
+}
+
+impl Scenario {
+    /// Whether every case gets a server of its own.
+    pub fn fresh(&self) -> bool {
+        matches!(self.serving, Serving::PerCase(_))
+    }
+
+    /// Whether the cases can run against any server (the `url` target).
+    pub fn portable(&self) -> bool {
+        matches!(self.serving, Serving::PerCase(Reach::AnyServer) | Serving::Shared(Reach::AnyServer))
+    }
+
+    /// Whether the harness starts a server for the cases.
+    pub fn server(&self) -> bool {
+        self.serving != Serving::LaunchesItsOwn
+    }
 }
 
 /// What a target needs to start a server.
@@ -102,14 +135,14 @@ impl Setup {
 }
 
 /// No key, default script, a fresh server per case.
-pub const BASIC: Scenario = Scenario { name: "basic", build: Setup::plain, fresh: true, portable: true, server: true };
+pub const BASIC: Scenario =
+    Scenario { name: "basic", build: Setup::plain, serving: Serving::PerCase(Reach::AnyServer) };
 /// A key is required; cases share the server.
-pub const KEYED: Scenario = Scenario { name: "keyed", build: Setup::keyed, fresh: false, portable: true, server: true };
+pub const KEYED: Scenario = Scenario { name: "keyed", build: Setup::keyed, serving: Serving::Shared(Reach::AnyServer) };
 /// No server is started for the case; it launches processes itself (configuration cases).
-pub const LAUNCHES: Scenario =
-    Scenario { name: "launches", build: Setup::plain, fresh: false, portable: false, server: false };
+pub const LAUNCHES: Scenario = Scenario { name: "launches", build: Setup::plain, serving: Serving::LaunchesItsOwn };
 
 /// A scenario of its own for one case: the fixture MCP server, a fresh server per case.
 pub const fn own(name: &'static str, build: fn() -> Setup) -> Scenario {
-    Scenario { name, build, fresh: true, portable: false, server: true }
+    Scenario { name, build, serving: Serving::PerCase(Reach::Configured) }
 }

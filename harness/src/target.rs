@@ -26,7 +26,8 @@ pub enum Target {
     },
     /// A command template with `{config}`, `{port}` and `{scripts}` placeholders.
     Spawn {
-        /// The template, split on whitespace.
+        /// The template, split into words as a POSIX shell would (quotes and backslashes work, so a
+        /// path with spaces can be one word); nothing is run through a shell.
         template: String,
     },
     /// An already running server.
@@ -93,7 +94,7 @@ impl Target {
     pub async fn start(&self, scenario: &Scenario) -> Result<Instance, StartError> {
         let setup = (scenario.build)();
         if let Target::Url { base, api_key } = self {
-            if !scenario.portable {
+            if !scenario.portable() {
                 return Err(StartError::Unsupported(format!(
                     "needs a server configured for scenario '{}' (use the embedded or spawn target)",
                     scenario.name
@@ -215,7 +216,7 @@ pub(crate) fn spawn_server(
     scripts: &[String],
     stdout: Stdio,
 ) -> Result<tokio::process::Child, String> {
-    let argv = expand(template, config, port, scripts);
+    let argv = expand(template, config, port, scripts)?;
     let (program, args) = argv.split_first().ok_or("the spawn template is empty")?;
     tokio::process::Command::new(program)
         .args(args)
@@ -303,10 +304,17 @@ pub(crate) async fn wait_for_health(http: &Http, child: &mut tokio::process::Chi
     }
 }
 
-/// The template's words with `{config}`, `{port}` filled in and `{scripts}` as repeated `--script S`.
-pub(crate) fn expand(template: &str, config: &std::path::Path, port: u16, scripts: &[String]) -> Vec<String> {
+/// The template's words (split as a POSIX shell would, without running one) with `{config}` and
+/// `{port}` filled in and a `{scripts}` word replaced by repeated `--script S`.
+pub(crate) fn expand(
+    template: &str,
+    config: &std::path::Path,
+    port: u16,
+    scripts: &[String],
+) -> Result<Vec<String>, String> {
+    let words = shell_words::split(template).map_err(|e| format!("the command template cannot be split: {e}"))?;
     let mut argv = Vec::new();
-    for word in template.split_whitespace() {
+    for word in words {
         if word == "{scripts}" {
             for script in scripts {
                 argv.push("--script".to_string());
@@ -316,10 +324,40 @@ pub(crate) fn expand(template: &str, config: &std::path::Path, port: u16, script
         }
         argv.push(word.replace("{config}", &config.display().to_string()).replace("{port}", &port.to_string()));
     }
-    argv
+    Ok(argv)
 }
 
 pub(crate) fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_is_split_like_a_shell_and_placeholders_stay_one_word() {
+        let config = std::path::Path::new("/tmp/a folder/run.json");
+        let argv = expand(
+            r#"'/opt/my server/bin' --config {config} --port {port} --name "two words" {scripts} --x\ y"#,
+            config,
+            8080,
+            &["s 1".into()],
+        );
+        let expected = [
+            "/opt/my server/bin",
+            "--config",
+            "/tmp/a folder/run.json",
+            "--port",
+            "8080",
+            "--name",
+            "two words",
+            "--script",
+            "s 1",
+            "--x y",
+        ];
+        assert_eq!(argv, Ok(expected.map(String::from).to_vec()));
+        assert!(expand("server 'unclosed", config, 1, &[]).is_err());
+    }
 }

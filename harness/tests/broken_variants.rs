@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use harness::cases;
 use harness::runner::{self, Outcome};
 use harness::target::Target;
-use reference_server::faults::Fault;
 
 fn embedded() -> Target {
     Target::Embedded { launcher: Some(PathBuf::from(env!("CARGO_BIN_EXE_mediacheck"))) }
@@ -37,11 +36,11 @@ fn every_case_names_real_variants_and_every_variant_is_used() {
         assert!(ids.insert(case.id), "case id {} is used twice", case.id);
         assert!(!case.broken_by.is_empty(), "{} names no broken variant it fails against", case.id);
         for name in case.broken_by {
-            assert!(Fault::parse(name).is_some(), "{} names an unknown variant {name}", case.id);
+            assert!(fixtures::broken::find(name).is_some(), "{} names an unknown variant {name}", case.id);
             used.insert(*name);
         }
     }
-    let unused: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).filter(|n| !used.contains(n)).collect();
+    let unused: Vec<&str> = fixtures::broken::variants().iter().map(|v| v.name).filter(|n| !used.contains(n)).collect();
     assert!(unused.is_empty(), "variants no case fails against: {unused:?}");
 }
 
@@ -51,23 +50,20 @@ async fn every_case_fails_against_the_variants_it_names() {
     let all = cases::all();
     let mut missed = Vec::new();
     let mut matrix: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for fault in Fault::ALL {
-        let selected: Vec<_> = all.iter().copied().filter(|c| full || c.broken_by.contains(&fault.name())).collect();
-        let target = Target::Spawn { template: fixtures::broken::spawn_template(*fault) };
+    for variant in fixtures::broken::variants() {
+        let selected: Vec<_> = all.iter().copied().filter(|c| full || c.broken_by.contains(&variant.name)).collect();
+        let target = Target::Spawn { template: variant.spawn_template() };
         let verdicts = runner::run(&selected, &target, |_| {}).await;
         for verdict in verdicts {
             let failed = matches!(verdict.outcome, Outcome::Fail | Outcome::Warn);
             if failed {
-                matrix.entry(verdict.id).or_default().push(fault.name());
+                matrix.entry(verdict.id).or_default().push(variant.name);
             }
-            let declared = all.iter().any(|c| c.id == verdict.id && c.broken_by.contains(&fault.name()));
+            let declared = all.iter().any(|c| c.id == verdict.id && c.broken_by.contains(&variant.name));
             if declared && !failed {
                 missed.push(format!(
                     "{} did not fail against {} ({:?}: {:?})",
-                    verdict.id,
-                    fault.name(),
-                    verdict.outcome,
-                    verdict.actual
+                    verdict.id, variant.name, verdict.outcome, verdict.actual
                 ));
             }
         }

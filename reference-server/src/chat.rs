@@ -1,8 +1,8 @@
 //! The chat completion route's machinery: the request read, the prompt prepared, the turn run (engine
-//! passes and MCP rounds), and the answer rendered streamed or whole.
+//! passes and MCP rounds), and the answer rendered streamed or whole. The messages themselves are
+//! [`crate::messages`].
 
 pub mod collect;
-pub mod messages;
 pub mod output;
 pub mod prepare;
 pub mod request;

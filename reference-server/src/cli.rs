@@ -62,6 +62,16 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    run_wrapped(args, faults, std::convert::identity)
+}
+
+/// [`run`], with the router passed through `wrap` before it serves: a program embedding the server
+/// puts its own layers in front of every route (the binary wraps nothing).
+pub fn run_wrapped<I, T>(args: I, faults: Faults, wrap: crate::server::Wrap) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
@@ -97,10 +107,10 @@ where
             return ExitCode::from(EXIT_SERVE_FAILED);
         }
     };
-    runtime.block_on(serve_until_stopped(loaded.config))
+    runtime.block_on(serve_until_stopped(loaded.config, wrap))
 }
 
-async fn serve_until_stopped(config: RunConfig) -> ExitCode {
+async fn serve_until_stopped(config: RunConfig, wrap: crate::server::Wrap) -> ExitCode {
     let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -130,7 +140,7 @@ async fn serve_until_stopped(config: RunConfig) -> ExitCode {
         }
     };
     println!("listening on http://{addr}");
-    match crate::serve(listener, state, stop).await {
+    match crate::server::serve_wrapped(listener, state, stop, wrap).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("reference-server: failed while serving: {error}");

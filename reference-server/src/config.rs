@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 pub use mcp_servers::{McpServerSpec, McpTransportSpec, servers_from_file};
 pub use values::ConfigError;
 
-use crate::auth::ApiKey;
+use crate::api_key::ApiKey;
 use crate::faults::{Fault, Faults};
 
 /// Settings that come from the command line and win over the file (SPEC 1.2).

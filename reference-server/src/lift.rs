@@ -13,8 +13,8 @@ use base64::Engine;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
 
-use crate::mcp::result_text::thousands;
 use crate::media::Format;
+use crate::result_text::thousands;
 
 /// The shortest run that is looked at.
 pub const MIN_RUN: usize = 1024;

@@ -47,7 +47,20 @@ pub async fn serve(
     state: Arc<AppState>,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = routes::app(Arc::clone(&state));
+    serve_wrapped(listener, state, stop, std::convert::identity).await
+}
+
+/// What a program embedding the server may put in front of every route (its own tower layers).
+pub type Wrap = fn(axum::Router) -> axum::Router;
+
+/// [`serve`], with the router passed through `wrap` first.
+pub async fn serve_wrapped(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    stop: impl Future<Output = ()> + Send + 'static,
+    wrap: Wrap,
+) -> std::io::Result<()> {
+    let app = wrap(routes::app(Arc::clone(&state)));
     let shutdown = state.shutdown.clone();
     let stopping = async move {
         stop.await;

@@ -2,7 +2,7 @@
 //! `<|image_pad|>` per image token of each picture (SPEC 4.8, 12.2). Marker text written inside a message
 //! stays text: specials are only ever pushed as ids here.
 
-use crate::chat::messages::{Message, Part, Role, ToolSpec};
+use crate::messages::{Message, Part, Role, ToolSpec};
 use crate::tokenizer::{IM_END, IM_START, IMAGE_PAD, VISION_END, VISION_START, push_text};
 
 const TOOLS_INTRO: &str =
@@ -116,7 +116,7 @@ fn estimate(messages: &[Message]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::messages::ImageSource;
+    use crate::messages::ImageSource;
     use crate::tokenizer::decode;
 
     #[test]

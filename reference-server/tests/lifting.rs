@@ -21,8 +21,7 @@ async fn spec_11_2_the_chatbox_shape_goes_from_megabytes_of_base64_to_a_note_and
     assert_eq!(support::last_prompt_pads(&with_vision), 644 * 588 / 784, "640x600 → 644x588 tokens");
     assert!(prompt_tokens < 1_000 + 483, "{prompt_tokens} tokens instead of ~{base64_len}");
     let prompt = prompts(&with_vision).pop().expect("prompt");
-    let note =
-        format!("\"data\":\"[image (image/png, {} bytes)]", reference_server::mcp::result_text::thousands(png.len()));
+    let note = format!("\"data\":\"[image (image/png, {} bytes)]", reference_server::result_text::thousands(png.len()));
     assert!(prompt.contains(&note), "the note stays where the base64 was");
     let without_vision = start(json!({})).await;
     let answer: Value = chat(&without_vision, &body).await.json().await.expect("json");

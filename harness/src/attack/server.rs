@@ -22,7 +22,7 @@ impl UnderAttack {
         let path = dir.path().join("attack.json");
         std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
         let port = free_port()?;
-        let argv = expand(template, &path, port, &[]);
+        let argv = expand(template, &path, port, &[])?;
         let (program, args) = argv.split_first().ok_or("the command template is empty")?;
         let mut child = tokio::process::Command::new(program)
             .args(args)

@@ -10,6 +10,20 @@ use crate::http::{Http, Reply};
 use crate::scenario::FIXTURE_SERVER;
 use crate::sse::EventStream;
 
+/// `n` with a comma between every three digits, as SPEC 8.3 writes byte counts (`1,234,567`). The
+/// harness's own rendering: an expected value never comes from the server's code.
+pub fn with_commas(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// The chat route.
 pub const CHAT: &str = "/v1/chat/completions";
 
@@ -71,7 +85,7 @@ pub async fn one_picture(ctx: &Ctx) -> Result<Value, CheckError> {
 
 /// GETs a picture's URL.
 pub async fn fetch(http: &Http, url: &str) -> Result<Reply, CheckError> {
-    http.get(url).send().await
+    Ok(http.get(url).send().await?)
 }
 
 /// Lowercase hex SHA-256.
@@ -127,4 +141,14 @@ pub async fn status_until(http: &Http, seconds: u64, wanted: impl Fn(&Value) -> 
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     expect(false, "the status to change in time", format!("last status: {last}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn commas_every_three_digits_from_the_right() {
+        for (n, text) in [(0, "0"), (999, "999"), (1000, "1,000"), (12_345, "12,345"), (1_234_567, "1,234,567")] {
+            assert_eq!(super::with_commas(n), text);
+        }
+    }
 }

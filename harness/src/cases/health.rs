@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 use super::case;
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
-use crate::scenario::{BASIC, Scenario, Setup};
+use crate::scenario::{BASIC, Reach, Scenario, Serving, Setup};
 
 const VISION: Scenario =
-    Scenario { name: "vision", build: || Setup::plain().vision(), fresh: false, portable: false, server: true };
+    Scenario { name: "vision", build: || Setup::plain().vision(), serving: Serving::Shared(Reach::Configured) };
 
 pub fn cases() -> Vec<Case> {
     vec![

@@ -5,10 +5,10 @@ use serde_json::Value;
 use super::case;
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
-use crate::scenario::{Scenario, Setup};
+use crate::scenario::{Reach, Scenario, Serving, Setup};
 
 const MCP: Scenario =
-    Scenario { name: "mcp-plain-shared", build: || Setup::mcp(None), fresh: false, portable: false, server: true };
+    Scenario { name: "mcp-plain-shared", build: || Setup::mcp(None), serving: Serving::Shared(Reach::Configured) };
 
 pub fn cases() -> Vec<Case> {
     vec![

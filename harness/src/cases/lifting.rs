@@ -6,13 +6,13 @@ use fixtures::payloads::chatbox_conversation;
 use serde_json::{Value, json};
 
 use super::case;
-use super::common::{CHAT, complete, prompt_tokens};
+use super::common::{CHAT, complete, prompt_tokens, with_commas};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
-use crate::scenario::{BASIC, Scenario, Setup};
+use crate::scenario::{BASIC, Reach, Scenario, Serving, Setup};
 
 const VISION: Scenario =
-    Scenario { name: "lift-vision", build: || Setup::plain().vision(), fresh: false, portable: false, server: true };
+    Scenario { name: "lift-vision", build: || Setup::plain().vision(), serving: Serving::Shared(Reach::Configured) };
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -62,7 +62,7 @@ async fn chatbox(ctx: Ctx) -> CheckResult {
     let png = noise_png(640, 600, 9);
     let body = chatbox_conversation(&png);
     let lifted = prompt_tokens(&complete(&ctx.http, &body).await?)?;
-    let note = format!("[image (image/png, {} bytes)]", reference_server::mcp::result_text::thousands(png.len()));
+    let note = format!("[image (image/png, {} bytes)]", with_commas(png.len()));
     let by_hand = prompt_tokens(&complete(&ctx.http, &with_tool_text(&body, &encoded(&png), &note)).await?)?;
     // 640x600 → 644x588 → 483 image tokens, plus vision start and end, in place of the base64.
     expect_eq("prompt tokens beyond the note", 483 + 2, lifted - by_hand)

@@ -5,7 +5,7 @@ use fixtures::images::{PictureFormat, picture};
 use serde_json::{Value, json};
 
 use super::case;
-use super::common::{answer, call, first_result, opt_in, stream};
+use super::common::{answer, call, first_result, opt_in, stream, with_commas};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{Scenario, Setup, own};
@@ -67,7 +67,7 @@ pub fn cases() -> Vec<Case> {
 /// The text baseline of the fixture's default picture result.
 fn baseline_text() -> String {
     let data = base64::engine::general_purpose::STANDARD.encode(picture(PictureFormat::Png, 64, 48, 1));
-    let bytes = reference_server::mcp::result_text::thousands(data.len() * 3 / 4);
+    let bytes = with_commas(data.len() * 3 / 4);
     format!("1 picture of 64x48\n[image (image/png, {bytes} bytes): not shown to the model]")
 }
 

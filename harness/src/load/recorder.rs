@@ -39,7 +39,7 @@ pub struct Recorded {
     pub histograms: BTreeMap<(Op, Phase), Histogram<u64>>,
     /// Requests that completed without error, per kind.
     pub ok: BTreeMap<Op, u64>,
-    /// Errors by kind ("status 500", "connect", …).
+    /// Errors by kind ("status 500", "connect", "timeout", "body", …).
     pub errors: BTreeMap<String, u64>,
     /// Pictures whose bytes were checked against their names.
     pub checked: u64,

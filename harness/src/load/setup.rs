@@ -105,8 +105,9 @@ async fn warm_up(http: &Http) -> Result<Vec<String>, String> {
 
 /// A server already running at `base`, on loopback unless `allow_remote`.
 pub fn url(base: &str, api_key: Option<String>, media: Vec<String>, allow_remote: bool) -> Result<LoadTarget, String> {
-    let host = base.split("://").nth(1).unwrap_or(base).split(['/', ':']).next().unwrap_or_default();
-    let loopback = host == "localhost" || host.starts_with("127.") || host == "[::1]";
+    let uri: http::Uri = base.parse().map_err(|_| format!("{base} is not a URL"))?;
+    let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     if !loopback && !allow_remote {
         return Err(format!("{base} is not on loopback: pass --allow-remote to load another host"));
     }
@@ -117,4 +118,18 @@ pub fn url(base: &str, api_key: Option<String>, media: Vec<String>, allow_remote
         chat: Err("chat scenarios need the embedded server (its fixture MCP server scripts the pictures)".into()),
         _embedded: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn loopback_in_every_spelling_and_nothing_else_without_allow_remote() {
+        for base in ["http://127.0.0.1:8080", "http://127.9.9.9", "http://localhost:1", "http://[::1]:8080"] {
+            assert!(super::url(base, None, Vec::new(), false).is_ok(), "{base}");
+        }
+        for base in ["http://10.0.0.1:8080", "http://127.0.0.1.evil.example", "http://[::2]:80", "http://example.com"] {
+            assert!(super::url(base, None, Vec::new(), false).is_err(), "{base}");
+            assert!(super::url(base, None, Vec::new(), true).is_ok(), "{base}");
+        }
+    }
 }

@@ -17,7 +17,7 @@ fn sha256(bytes: &[u8]) -> String {
 
 /// Fetches a cached picture and checks its bytes against its name. Returns whether it came back whole.
 pub async fn fetch_and_check(http: &Http, name: &str, recorder: &Recorder) -> Result<(), String> {
-    let reply = http.get(&format!("/tool-media/{name}")).send().await.map_err(|_| "connect".to_string())?;
+    let reply = http.get(&format!("/tool-media/{name}")).send().await.map_err(|e| e.kind().to_string())?;
     if reply.status != 200 {
         recorder.picture(false, 0);
         return Err(format!("status {}", reply.status));
@@ -70,7 +70,7 @@ async fn stream_turn(
     recorder: &Recorder,
     intended: Instant,
 ) -> Result<Vec<String>, String> {
-    let response = http.post_json("/v1/chat/completions", body).open().await.map_err(|_| "connect".to_string())?;
+    let response = http.post_json("/v1/chat/completions", body).open().await.map_err(|e| e.kind().to_string())?;
     if response.status() != 200 {
         return Err(format!("status {}", response.status().as_u16()));
     }

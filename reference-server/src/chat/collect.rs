@@ -10,16 +10,10 @@ use tokio_util::sync::DropGuard;
 use super::sse::ChunkHead;
 use super::turn::TurnEvent;
 use crate::error::ApiError;
-use crate::faults::{Fault, Faults};
 
 /// Waits for the turn and answers with one JSON object. Dropping this future (the client left)
 /// drops the guard, which cancels the turn.
-pub async fn response(
-    mut events: mpsc::Receiver<TurnEvent>,
-    head: ChunkHead,
-    cancel_on_drop: DropGuard,
-    faults: Faults,
-) -> Response {
+pub async fn response(mut events: mpsc::Receiver<TurnEvent>, head: ChunkHead, cancel_on_drop: DropGuard) -> Response {
     let _cancel_on_drop = cancel_on_drop;
     let mut content = String::new();
     let mut reasoning = String::new();
@@ -48,7 +42,7 @@ pub async fn response(
                 if !own_calls.is_empty() {
                     message["tool_calls"] = Value::Array(own_calls);
                 }
-                if !mcp_events.is_empty() && !faults.has(Fault::NonstreamNoEvents) {
+                if !mcp_events.is_empty() {
                     message["strata_mcp"] = Value::Array(mcp_events);
                 }
                 return Json(json!({

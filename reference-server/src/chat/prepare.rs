@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use super::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::error::ApiError;
 use crate::faults::{Fault, Faults};
 use crate::lift::{Piece, Rules, lift_with};
 use crate::media::name::parse_reference;
+use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::state::AppState;
 use crate::template;
 use crate::vision::Embeddings;

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::messages::{ImageSource, Message, Part, Role, ToolCall, ToolSpec};
 use crate::error::ApiError;
+use crate::messages::{ImageSource, Message, Part, Role, ToolCall, ToolSpec};
 
 /// A chat request, parsed.
 #[derive(Debug, Clone)]

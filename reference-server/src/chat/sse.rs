@@ -14,7 +14,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
 use super::turn::TurnEvent;
-use crate::faults::{Fault, Faults};
 
 /// The fields every chunk of one answer shares.
 #[derive(Debug, Clone)]
@@ -57,13 +56,8 @@ struct Stream {
 }
 
 /// The streamed response for a running turn.
-pub fn response(
-    events: mpsc::Receiver<TurnEvent>,
-    head: ChunkHead,
-    cancel_on_drop: DropGuard,
-    faults: Faults,
-) -> Response {
-    let done: &'static [u8] = if faults.has(Fault::NoDone) { b"" } else { b"data: [DONE]\n\n" };
+pub fn response(events: mpsc::Receiver<TurnEvent>, head: ChunkHead, cancel_on_drop: DropGuard) -> Response {
+    let done: &'static [u8] = b"data: [DONE]\n\n";
     let state = Stream { events, head, started: false, ended: false, done, _cancel_on_drop: cancel_on_drop };
     let body = futures::stream::unfold(state, |mut state| async move {
         let bytes = next(&mut state).await?;

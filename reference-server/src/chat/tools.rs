@@ -10,16 +10,16 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use super::request::ChatRequest;
 use super::turn::{TurnEvent, WrittenCall};
 use crate::error::ApiError;
 use crate::faults::Fault;
-use crate::mcp::result_text::{cap, thousands};
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
 use crate::media::MediaName;
 use crate::media::cache::sha256_hex;
 use crate::media::parts::{ResultPart, result_parts};
+use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
+use crate::result_text::{cap, thousands};
 use crate::state::AppState;
 
 /// How long a request waits for servers that are still starting (strata-wire C-J1).
@@ -132,9 +132,6 @@ impl McpRound<'_> {
             tokio::select! {
                 outcome = &mut call => return outcome,
                 _ = ticks.tick() => {
-                    if self.state.faults().has(Fault::NoKeepAlive) {
-                        continue;
-                    }
                     if self.events.send(TurnEvent::KeepAlive).await.is_err() {
                         self.cancel.cancel();
                     }
@@ -177,11 +174,6 @@ impl McpRound<'_> {
             (Some(result), true) => Some(result_parts(result, faults)),
             _ => None,
         };
-        if faults.has(Fault::EventShape)
-            && let Some(ok) = event.as_object_mut().and_then(|e| e.remove("ok"))
-        {
-            event["success"] = ok;
-        }
         let message = match pictures {
             None => Message { role: Role::Tool, parts: vec![Part::Text(capped.text)], tool_calls: Vec::new() },
             Some(parts) => {
@@ -244,9 +236,6 @@ async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Result<Vec<Va
                     "width": picture.width,
                     "height": picture.height,
                 });
-                if faults.has(Fault::MediaShape) {
-                    entry.as_object_mut().map(|e| (e.remove("width"), e.remove("height")));
-                }
                 if faults.has(Fault::Base64InEvents) {
                     let data =
                         base64::Engine::encode(&base64::engine::general_purpose::STANDARD, picture.bytes.as_slice());

@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::messages::{Message, Part, Role, ToolCall, ToolSpec};
 use super::output::{OutputEvent, OutputParser, RawArguments};
 use super::prepare::{Prepared, prepare_blocking};
 use super::request::ChatRequest;
@@ -17,6 +16,7 @@ use super::tools::{McpRound, ToolPlan};
 use crate::engine::GenerateRequest;
 use crate::error::ApiError;
 use crate::faults::{Fault, Faults};
+use crate::messages::{Message, Part, Role, ToolCall, ToolSpec};
 use crate::state::AppState;
 use crate::tokenizer::IM_END;
 

@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::connection::{Connection, ServerInfo, connect, seconds};
 use super::naming;
-use crate::chat::messages::ToolSpec;
 use crate::config::{McpServerSpec, McpSettings, McpTransportSpec};
 use crate::faults::{Fault, Faults};
+use crate::messages::ToolSpec;
 
 /// How long a server that failed to start is left alone before a call tries it again (strata-wire C-G5).
 const RETRY_FAILED_AFTER: Duration = Duration::from_secs(10);
@@ -323,7 +323,7 @@ impl Hub {
                 return Some(outcome(false, format!("error: {error}"), None));
             }
         };
-        let (ok, text) = super::result_text::result_text(&answer);
+        let (ok, text) = crate::result_text::result_text(&answer);
         Some(outcome(ok, text, ok.then_some(answer)))
     }
 

@@ -56,7 +56,7 @@ impl MediaName {
 
     /// `/tool-media/<name>`.
     pub fn url(&self) -> String {
-        format!("{}{}", crate::routes::paths::TOOL_MEDIA_PREFIX, self.text)
+        format!("{}{}", crate::paths::TOOL_MEDIA_PREFIX, self.text)
     }
 }
 

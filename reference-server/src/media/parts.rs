@@ -10,7 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use super::format::Format;
 use crate::faults::{Fault, Faults};
-use crate::mcp::result_text::block_text;
+use crate::result_text::block_text;
 
 /// Pictures cached per call.
 pub const MAX_PICTURES_PER_CALL: usize = 4;

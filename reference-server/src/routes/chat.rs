@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
@@ -22,12 +22,8 @@ use crate::state::AppState;
 
 /// The handler.
 pub async fn completions(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let faults = state.faults();
     match start(state, headers, body).await {
         Ok(response) => response,
-        Err(error) if faults.has(Fault::Malformed500) && error.message.starts_with("the request is malformed") => {
-            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
-        }
         Err(error) => error.into_response(),
     }
 }
@@ -50,9 +46,6 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     let limits = BodyLimits { limit: config.max_body_bytes, timeout: config.body_timeout, room: &state.body_room };
     let value = read_json(&headers, body, limits, CHAT_FIELDS).await?;
     let mut request = ChatRequest::from_json(&value)?;
-    if state.faults().has(Fault::OptInLoose) {
-        request.strata_mcp |= matches!(value.get("strata_mcp"), Some(v) if v == "yes" || v == "true" || v == 1);
-    }
     // The parsed body is a second copy of every message: gone before the prompt is prepared.
     drop(value);
     if request.strata_mcp {
@@ -80,11 +73,7 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     let (sender, guard) =
         if faults.has(Fault::NoCancel) { detached(sender) } else { (sender, cancel.clone().drop_guard()) };
     tokio::spawn(turn::run(Arc::clone(&state), request, plan, first, cancel, sender));
-    Ok(if stream {
-        sse::response(events, head, guard, faults)
-    } else {
-        collect::response(events, head, guard, faults).await
-    })
+    Ok(if stream { sse::response(events, head, guard) } else { collect::response(events, head, guard).await })
 }
 
 /// For the `no-cancel` fault: the turn's events go through a relay that outlives the client, and

@@ -10,25 +10,25 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
 use crate::media::MediaName;
 use crate::state::AppState;
 
 /// The handler for both methods.
 pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, headers: HeaderMap, uri: Uri) -> Response {
     let faults = state.faults();
-    if !state.image_results() || (method == Method::HEAD && faults.has(Fault::NoHead)) {
+    if !state.image_results() {
         return ApiError::not_found().into_response();
     }
     // The raw path, not a decoded one: `%2e%2e` stays `%2e%2e` and is simply not a name.
-    let raw = uri.path().strip_prefix(crate::routes::paths::TOOL_MEDIA_PREFIX).unwrap_or_default();
+    let raw = uri.path().strip_prefix(crate::paths::TOOL_MEDIA_PREFIX).unwrap_or_default();
     if faults.has(Fault::LooseNames) {
         return loose(&state, raw).await;
     }
     let Some(name) = MediaName::parse(raw) else { return ApiError::not_found().into_response() };
     let etag = format!("\"{}\"", name.sha256());
-    if matches_etag(&headers, &etag) && !faults.has(Fault::No304) {
-        return answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty(), faults);
+    if matches_etag(&headers, &etag) {
+        return answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty());
     }
     // HEAD and a picture served before need one `lstat`; a first read goes to a blocking thread.
     let served = if method == Method::HEAD {
@@ -50,7 +50,7 @@ pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, head
     match served {
         Ok((len, bytes)) => {
             let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
-            answer(StatusCode::OK, &name, &etag, Some(len), body, faults)
+            answer(StatusCode::OK, &name, &etag, Some(len), body)
         }
         Err(_) => ApiError::not_found().into_response(),
     }
@@ -78,7 +78,7 @@ async fn loose(state: &AppState, raw: &str) -> Response {
     }
 }
 
-fn answer(status: StatusCode, name: &MediaName, etag: &str, len: Option<u64>, body: Body, faults: Faults) -> Response {
+fn answer(status: StatusCode, name: &MediaName, etag: &str, len: Option<u64>, body: Body) -> Response {
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(name.format().mime()));
@@ -87,10 +87,6 @@ fn answer(status: StatusCode, name: &MediaName, etag: &str, len: Option<u64>, bo
     }
     if let Ok(value) = HeaderValue::from_str(etag) {
         headers.insert(header::ETAG, value);
-    }
-    if faults.has(Fault::MediaHeaders) {
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        return response;
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

@@ -1,15 +1,11 @@
 //! The chat page (SPEC §13): `GET /` and `GET /web/<asset>`, vanilla HTML, CSS and JS compiled into the
 //! binary. Only bare asset names the page is made of are served (strata-wire C-B5), with `no-cache`.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::faults::Fault;
-use crate::state::AppState;
 
 const INDEX: &str = include_str!("../../web/index.html");
 const ASSETS: [(&str, &str, &str); 2] = [
@@ -18,10 +14,7 @@ const ASSETS: [(&str, &str, &str); 2] = [
 ];
 
 /// `GET /`.
-pub async fn index(State(state): State<Arc<AppState>>) -> Response {
-    if state.faults().has(Fault::NoPage) {
-        return ApiError::not_found().into_response();
-    }
+pub async fn index() -> Response {
     page(StatusCode::OK, "text/html; charset=utf-8", INDEX)
 }
 

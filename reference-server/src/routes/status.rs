@@ -6,7 +6,6 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
 
-use crate::faults::Fault;
 use crate::state::AppState;
 
 /// The name this server reports as `service`.
@@ -15,12 +14,6 @@ pub const SERVICE: &str = "reference-server";
 /// `GET /health`: no auth; the shape of strata-wire C-C1.
 pub async fn health(State(state): State<Arc<AppState>>) -> Json<Value> {
     let config = &state.config;
-    if state.faults().has(Fault::HealthShape) {
-        return Json(
-            json!({"service": SERVICE, "status": "ok", "model": config.model, "images": config.vision.is_some(),
-            "api_key": config.api_key.is_some(), "loaded": true, "max_context": config.engine.max_context}),
-        );
-    }
     Json(json!({
         "status": "ok",
         "max_context": config.engine.max_context,
@@ -34,11 +27,7 @@ pub async fn health(State(state): State<Arc<AppState>>) -> Json<Value> {
 
 /// `GET /v1/models`.
 pub async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
-    let modalities = if state.config.vision.is_some() && !state.faults().has(Fault::ModelsTextOnly) {
-        json!(["text", "image"])
-    } else {
-        json!(["text"])
-    };
+    let modalities = if state.config.vision.is_some() { json!(["text", "image"]) } else { json!(["text"]) };
     Json(json!({
         "object": "list",
         "data": [{
@@ -55,7 +44,7 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
 pub async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
     let config = &state.config;
     let mut vision = json!({"enabled": config.vision.is_some(), "available": state.vision.is_some(), "error": null});
-    if let Some(backend) = state.vision.as_ref().filter(|_| !state.faults().has(Fault::StatusNoGeometry)) {
+    if let Some(backend) = &state.vision {
         vision["backend"] = json!(backend.name());
         vision["geometry"] = json!(backend.geometry());
     }
@@ -75,13 +64,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
 /// `GET /mcp`: the hub's status, or `{"servers":[],"tools":0}` without one (strata-wire C-H3).
 pub async fn mcp(State(state): State<Arc<AppState>>) -> Json<Value> {
     match &state.hub {
-        Some(hub) => {
-            let mut status = hub.status_json();
-            if state.faults().has(Fault::McpStatusShape) {
-                status.as_object_mut().map(|s| s.remove("settings"));
-            }
-            Json(status)
-        }
+        Some(hub) => Json(hub.status_json()),
         None => Json(json!({"servers": [], "tools": 0})),
     }
 }
