@@ -11,7 +11,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::faults::Fault;
 use crate::paths;
 use crate::state::AppState;
 
@@ -46,21 +45,15 @@ pub async fn gate(State(state): State<Arc<AppState>>, request: Request, next: Ne
 fn check(state: &AppState, request: &Request) -> Result<(), ApiError> {
     let headers = request.headers();
     let path = request.uri().path();
-    let faults = state.faults();
-    if faults.has(Fault::AuthOff) {
-        return Ok(());
-    }
     let Some(key) = &state.config.api_key else {
-        if !faults.has(Fault::HostCheckOff) {
-            host_allowed(state, headers)?;
-        }
+        host_allowed(state, headers)?;
         if request.method() == Method::POST && path.starts_with("/v1/") {
             origin_allowed(state, headers)?;
         }
         return Ok(());
     };
     let public = is_public(request.method(), path);
-    if public || (faults.has(Fault::MediaPublic) && path.starts_with(paths::TOOL_MEDIA_PREFIX)) {
+    if public {
         return Ok(());
     }
     match presented_key(headers) {
@@ -135,9 +128,6 @@ fn foreign_origin(origin: &str) -> ApiError {
 /// The own-page rule (SPEC 2.7, strata-wire C-B4b): JSON only (415), and an Origin, when present, must
 /// be the request's own Host or a trusted origin (403). `what` names what is being protected.
 pub fn own_page_only(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiError> {
-    if state.faults().has(Fault::OwnPageOff) {
-        return Ok(());
-    }
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

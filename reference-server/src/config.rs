@@ -12,7 +12,7 @@ pub use mcp_servers::{McpServerSpec, McpTransportSpec, servers_from_file};
 pub use values::ConfigError;
 
 use crate::api_key::ApiKey;
-use crate::faults::{Fault, Faults};
+use crate::faults::Faults;
 
 /// Settings that come from the command line and win over the file (SPEC 1.2).
 #[derive(Debug, Clone, Default)]
@@ -234,10 +234,7 @@ impl RunConfig {
             None => 8095,
         };
         let port = overrides.port.unwrap_or(port);
-        let api_key = match api_key_from(overrides, top.get("api_key")) {
-            Err(StartupError::EmptyApiKey) if overrides.faults.has(Fault::EmptyKeyOk) => None,
-            other => other?,
-        };
+        let api_key = api_key_from(overrides, top.get("api_key"))?;
         let mut allowed_hosts = match top.get("allowed_hosts") {
             Some(v) => values::string_list("allowed_hosts", v)?,
             None => Vec::new(),
@@ -264,10 +261,7 @@ impl RunConfig {
         if !overrides.scripts.is_empty() {
             engine.scripts = overrides.scripts.clone();
         }
-        let mcp = match mcp_settings_from(top.get("mcp"), &mut warnings) {
-            Err(_) if overrides.faults.has(Fault::ConfigLenient) => McpSettings::defaults(),
-            other => other?,
-        };
+        let mcp = mcp_settings_from(top.get("mcp"), &mut warnings)?;
         let mut mcp_servers = mcp_servers::servers_from_config(top)?;
         if let Some(file) = &overrides.mcp_config {
             mcp_servers::merge(&mut mcp_servers, servers_from_file(file)?);

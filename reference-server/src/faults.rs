@@ -37,19 +37,14 @@ macro_rules! faults {
 }
 
 faults! {
-    AuthOff = "auth-off": "every route answers without the key",
-    HostCheckOff = "host-check-off": "no Host check without a key",
-    OwnPageOff = "own-page-off": "MCP requests are accepted from any page and content type",
     UsageOff = "usage-off": "usage.completion_tokens counts only the last pass",
     TruncatePrompts = "truncate-prompts": "a prompt over the context is cut instead of refused",
     NoCancel = "no-cancel": "a closed connection does not cancel generation or tools",
     NamesUnclean = "names-unclean": "tool names are not cleaned",
-    McpAsToolCalls = "mcp-as-tool-calls": "MCP calls also stream as delta.tool_calls",
     NoRoundLimit = "no-round-limit": "max_rounds is not enforced",
     PlaceholderText = "placeholder-text": "a picture's result text is a bare [image]",
     ErrorsFailRequest = "errors-fail-request": "a tool error fails the request",
     NoTruncationNote = "no-truncation-note": "long results are cut without the note",
-    FeatureOffLeaks = "feature-off-leaks": "image_results false behaves as true",
     MimeDecides = "mime-decides": "the declared mime decides the format",
     NoPictureCap = "no-picture-cap": "neither the 4-picture cap nor the size cap is applied",
     WrongHash = "wrong-hash": "pictures are named by the hash of their base64",
@@ -57,8 +52,6 @@ faults! {
     NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
     Base64InEvents = "base64-in-events": "result events carry the pictures' base64",
     CacheErrorFails = "cache-error-fails": "a cache that cannot be written fails the request",
-    ForgetfulCache = "forgetful-cache": "the cache is emptied at every start",
-    MediaPublic = "media-public": "/tool-media answers without the key",
     LooseNames = "loose-names": "any percent-decoded path under /tool-media/ is read from the cache folder",
     FollowLinks = "follow-links": "links and non-regular files in the cache are served",
     RefsLenient = "refs-lenient": "malformed references become notes instead of 400",
@@ -67,8 +60,6 @@ faults! {
     LiftNote = "lift-note": "lifted pictures leave a different note",
     LiftUsers = "lift-users": "pictures are lifted from users' messages too",
     LiftAnything = "lift-anything": "any long base64 run is lifted, picture or not",
-    ConfigLenient = "config-lenient": "bad MCP settings are accepted",
-    EmptyKeyOk = "empty-key-ok": "an empty API key is accepted",
 }
 
 /// A set of faults; empty in every server a user runs.

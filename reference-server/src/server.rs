@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{RunConfig, StartupError};
 use crate::engine::mock::MockEngine;
-use crate::faults::Fault;
 use crate::mcp::Hub;
 use crate::media::MediaCache;
 use crate::routes;
@@ -21,9 +20,6 @@ use crate::vision;
 /// only for a vision backend this build or machine cannot provide (SPEC 1.10).
 pub fn build_state(config: RunConfig) -> Result<Arc<AppState>, StartupError> {
     let vision = config.vision.as_ref().map(vision::backend_for).transpose()?;
-    if config.faults.has(Fault::ForgetfulCache) {
-        let _ = std::fs::remove_dir_all(config.media_dir());
-    }
     let engine = Arc::new(MockEngine::new(&config.engine));
     let hub =
         (!config.mcp_servers.is_empty()).then(|| Hub::start(&config.mcp_servers, config.mcp.clone(), config.faults));

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::RunConfig;
 use crate::engine::Engine;
-use crate::faults::{Fault, Faults};
+use crate::faults::Faults;
 use crate::mcp::Hub;
 use crate::media::MediaCache;
 use crate::vision::VisionBackend;
@@ -41,7 +41,7 @@ impl AppState {
 
     /// Whether tool pictures are on (SPEC 8.1).
     pub fn image_results(&self) -> bool {
-        self.config.mcp.image_results || self.faults().has(Fault::FeatureOffLeaks)
+        self.config.mcp.image_results
     }
 }
 

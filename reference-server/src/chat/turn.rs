@@ -15,7 +15,7 @@ use super::request::ChatRequest;
 use super::tools::{McpRound, ToolPlan};
 use crate::engine::GenerateRequest;
 use crate::error::ApiError;
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
 use crate::messages::{Message, Part, Role, ToolCall, ToolSpec};
 use crate::state::AppState;
 use crate::tokenizer::IM_END;
@@ -229,7 +229,7 @@ async fn pass(
         let useful = &batch[..stop.unwrap_or(batch.len())];
         outcome.completion_tokens += useful.len();
         let found = parser.feed(useful);
-        if !emit(found, request, plan, &mut outcome, &mut open_own, own_index, events, state.faults()).await {
+        if !emit(found, request, plan, &mut outcome, &mut open_own, own_index, events).await {
             outcome.end = PassEnd::Cancelled;
             return outcome;
         }
@@ -243,7 +243,7 @@ async fn pass(
         return outcome;
     }
     let (rest, unfinished) = parser.finish();
-    if !emit(rest, request, plan, &mut outcome, &mut open_own, own_index, events, state.faults()).await {
+    if !emit(rest, request, plan, &mut outcome, &mut open_own, own_index, events).await {
         outcome.end = PassEnd::Cancelled;
         return outcome;
     }
@@ -256,7 +256,6 @@ async fn pass(
 }
 
 /// Sends what the parser found; false when the client is gone.
-#[expect(clippy::too_many_arguments, reason = "the pass's state, threaded through")]
 async fn emit(
     found: Vec<OutputEvent>,
     request: &ChatRequest,
@@ -265,7 +264,6 @@ async fn emit(
     open_own: &mut Option<(usize, String)>,
     own_index: &mut usize,
     events: &mpsc::Sender<TurnEvent>,
-    faults: Faults,
 ) -> bool {
     for event in found {
         let turn_event = match event {
@@ -278,12 +276,6 @@ async fn emit(
                 let id = new_call_id();
                 if plan.is_mcp_call(&name) {
                     outcome.mcp_calls.push(WrittenCall { id: id.clone(), name: name.clone(), arguments: None });
-                    if faults.has(Fault::McpAsToolCalls) {
-                        let header = TurnEvent::OwnCallHeader { index: 0, id: id.clone(), name: name.clone() };
-                        if events.send(header).await.is_err() {
-                            return false;
-                        }
-                    }
                     TurnEvent::Mcp(serde_json::json!({"event": "start", "id": id, "name": name}))
                 } else {
                     *open_own = Some((*own_index, name.clone()));
