@@ -148,11 +148,7 @@ impl McpRound<'_> {
             let _ = self.events.send(TurnEvent::Failed(failed)).await;
             return None;
         }
-        let text = if faults.has(Fault::PlaceholderText) { bare_placeholders(&outcome.text) } else { outcome.text };
-        let mut capped = cap(text, self.state.config.mcp.max_result_chars);
-        if capped.truncated && faults.has(Fault::NoTruncationNote) {
-            capped.text = capped.text.split("\n\n[... truncated").next().unwrap_or_default().to_string();
-        }
+        let capped = cap(outcome.text, self.state.config.mcp.max_result_chars);
         tracing::info!(
             tool = %call.name,
             ok = outcome.ok,
@@ -251,28 +247,6 @@ async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Result<Vec<Va
         }
     }
     Ok(media)
-}
-
-/// For the `placeholder-text` fault: every picture placeholder becomes a bare `[image]`.
-fn bare_placeholders(text: &str) -> String {
-    const END: &str = "): not shown to the model]";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("[image (") {
-        out.push_str(&rest[..at]);
-        match rest[at..].find(END) {
-            Some(end) => {
-                out.push_str("[image]");
-                rest = &rest[at + end + END.len()..];
-            }
-            None => {
-                out.push_str(&rest[at..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The tool message for the next pass (SPEC 8.8): blocks in order joined by newlines, pictures as

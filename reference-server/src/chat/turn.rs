@@ -148,8 +148,7 @@ pub async fn run(
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
             break "stop";
         };
-        let rounds = state.config.mcp.max_rounds + usize::from(state.faults().has(Fault::NoRoundLimit));
-        if pass_index > rounds {
+        if pass_index > state.config.mcp.max_rounds {
             let limit = serde_json::json!({"event": "limit", "max_rounds": state.config.mcp.max_rounds});
             let _ = events.send(TurnEvent::Mcp(limit)).await;
             McpRound::skip_all(&outcome.mcp_calls, &events).await;

@@ -116,7 +116,7 @@ impl MediaCache {
     }
 
     fn file_mode(&self) -> u32 {
-        if self.faults.has(Fault::LoosePermissions) { 0o644 } else { 0o600 }
+        0o600
     }
 
     /// The `non-atomic` fault: the final file written in place, half, a pause, the rest; and a file
@@ -138,7 +138,7 @@ impl MediaCache {
             Ok(meta) if meta.is_dir() => Ok(()),
             Ok(_) => Err(io::Error::other("the cache path is not a folder")),
             Err(_) => {
-                let mode = if self.faults.has(Fault::LoosePermissions) { 0o755 } else { 0o700 };
+                let mode = 0o700;
                 fs::DirBuilder::new().recursive(true).mode(mode).create(&self.dir)?;
                 fs::set_permissions(&self.dir, fs::Permissions::from_mode(mode))
             }
