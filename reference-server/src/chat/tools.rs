@@ -5,18 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::request::ChatRequest;
 use super::turn::{TurnEvent, WrittenCall};
-use crate::error::ApiError;
-use crate::faults::Fault;
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
-use crate::media::MediaName;
-use crate::media::cache::sha256_hex;
 use crate::media::parts::{ResultPart, result_parts};
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::result_text::{cap, thousands};
@@ -143,11 +138,6 @@ impl McpRound<'_> {
     /// Streams the result event and returns the tool message.
     async fn finish(&self, call: &WrittenCall, outcome: CallOutcome) -> Option<Message> {
         let faults = self.state.faults();
-        if !outcome.ok && faults.has(Fault::ErrorsFailRequest) {
-            let failed = ApiError::new(StatusCode::BAD_GATEWAY, "server_error", "the tool failed");
-            let _ = self.events.send(TurnEvent::Failed(failed)).await;
-            return None;
-        }
         let capped = cap(outcome.text, self.state.config.mcp.max_result_chars);
         tracing::info!(
             tool = %call.name,
@@ -173,11 +163,7 @@ impl McpRound<'_> {
         let message = match pictures {
             None => Message { role: Role::Tool, parts: vec![Part::Text(capped.text)], tool_calls: Vec::new() },
             Some(parts) => {
-                let Ok(media) = cache_pictures(self.state, &parts).await else {
-                    let failed = ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the cache failed");
-                    let _ = self.events.send(TurnEvent::Failed(failed)).await;
-                    return None;
-                };
+                let media = cache_pictures(self.state, &parts).await;
                 if !media.is_empty() {
                     event["media"] = Value::Array(media);
                 }
@@ -204,27 +190,16 @@ impl McpRound<'_> {
 
 /// Writes each picture to the cache and returns the `media` entries (SPEC 8.3, 8.6, 8.7). A picture the
 /// cache cannot take is logged and has no entry; the turn goes on.
-/// (`Err` only under the `cache-error-fails` fault.)
-async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Result<Vec<Value>, ()> {
-    let faults = state.faults();
+async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Vec<Value> {
     let mut media = Vec::new();
     for part in parts {
         let ResultPart::Picture(picture) = part else { continue };
         let cache = state.media.clone();
         let (format, bytes) = (picture.format, Arc::clone(&picture.bytes));
-        let stored = tokio::task::spawn_blocking(move || {
-            if faults.has(Fault::WrongHash) {
-                let text = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes.as_slice());
-                let name = MediaName::new(&sha256_hex(text.as_bytes()), format)
-                    .ok_or_else(|| std::io::Error::other("no name"))?;
-                return cache.store_named(&name, &bytes).map(|()| name);
-            }
-            cache.store(format, &bytes)
-        })
-        .await;
+        let stored = tokio::task::spawn_blocking(move || cache.store(format, &bytes)).await;
         match stored {
             Ok(Ok(name)) => {
-                let mut entry = json!({
+                let entry = json!({
                     "ref": name.reference(),
                     "url": name.url(),
                     "mime": picture.format.mime(),
@@ -232,21 +207,15 @@ async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Result<Vec<Va
                     "width": picture.width,
                     "height": picture.height,
                 });
-                if faults.has(Fault::Base64InEvents) {
-                    let data =
-                        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, picture.bytes.as_slice());
-                    entry["data"] = json!(data);
-                }
                 media.push(entry);
             }
-            Ok(Err(_)) | Err(_) if faults.has(Fault::CacheErrorFails) => return Err(()),
             Ok(Err(error)) => {
                 tracing::error!(%error, "a tool picture could not be written to the cache; the text result stays")
             }
             Err(error) => tracing::error!(%error, "the cache write stopped"),
         }
     }
-    Ok(media)
+    media
 }
 
 /// The tool message for the next pass (SPEC 8.8): blocks in order joined by newlines, pictures as

@@ -149,11 +149,10 @@ impl MediaCache {
     /// file. Any failure is `NotFound` to the caller's eyes; the route says nothing more.
     pub fn open(&self, name: &MediaName) -> io::Result<(File, u64)> {
         let path = self.dir.join(name.as_str());
-        let follow = self.faults.has(Fault::FollowLinks);
-        let flags = if follow { libc::O_NONBLOCK } else { libc::O_NOFOLLOW | libc::O_NONBLOCK };
+        let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let file = OpenOptions::new().read(true).custom_flags(flags).open(path)?;
         let meta = file.metadata()?;
-        if !meta.is_file() && !follow {
+        if !meta.is_file() {
             return Err(io::Error::new(io::ErrorKind::NotFound, "not a regular file"));
         }
         Ok((file, meta.len()))
@@ -163,7 +162,7 @@ impl MediaCache {
     /// followed). Cheap: one `lstat`.
     pub fn size(&self, name: &MediaName) -> io::Result<u64> {
         let path = self.dir.join(name.as_str());
-        let meta = if self.faults.has(Fault::FollowLinks) { fs::metadata(path)? } else { fs::symlink_metadata(path)? };
+        let meta = fs::symlink_metadata(path)?;
         if !meta.is_file() {
             return Err(io::Error::new(io::ErrorKind::NotFound, "not a regular file"));
         }
