@@ -38,15 +38,12 @@ macro_rules! faults {
 
 faults! {
     UsageOff = "usage-off": "usage.completion_tokens counts only the last pass",
-    TruncatePrompts = "truncate-prompts": "a prompt over the context is cut instead of refused",
-    NoCancel = "no-cancel": "a closed connection does not cancel generation or tools",
     NamesUnclean = "names-unclean": "tool names are not cleaned",
     MimeDecides = "mime-decides": "the declared mime decides the format",
     NoPictureCap = "no-picture-cap": "neither the 4-picture cap nor the size cap is applied",
     NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
     LooseNames = "loose-names": "any percent-decoded path under /tool-media/ is read from the cache folder",
     RefsLenient = "refs-lenient": "malformed references become notes instead of 400",
-    RefsMissingFail = "refs-missing-fail": "a reference to a missing file is a 400",
     NoVisionPads = "no-vision-pads": "every picture takes one image token",
     LiftNote = "lift-note": "lifted pictures leave a different note",
     LiftUsers = "lift-users": "pictures are lifted from users' messages too",

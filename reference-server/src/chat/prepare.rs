@@ -129,14 +129,8 @@ pub fn prepare(
         .sum::<usize>()
         + image_tokens.iter().sum::<usize>();
     refuse_early(state, at_least)?;
-    let mut ids = template::render(&prepared, tools, &image_tokens);
-    let max_new = match fit(ids.len(), max_tokens, state.config.engine.max_context) {
-        Err(_) if faults.has(Fault::TruncatePrompts) => {
-            ids.truncate(state.config.engine.max_context / 2);
-            1
-        }
-        other => other?,
-    };
+    let ids = template::render(&prepared, tools, &image_tokens);
+    let max_new = fit(ids.len(), max_tokens, state.config.engine.max_context)?;
     Ok(Prepared { ids: Arc::new(ids), max_new, pictures: image_tokens.len(), embeddings })
 }
 
@@ -144,7 +138,7 @@ pub fn prepare(
 /// no room (SPEC 4.7), before the prompt is rendered.
 fn refuse_early(state: &AppState, at_least: usize) -> Result<(), ApiError> {
     let context = state.config.engine.max_context;
-    if at_least + CONTEXT_SLACK < context || state.faults().has(Fault::TruncatePrompts) {
+    if at_least + CONTEXT_SLACK < context {
         return Ok(());
     }
     Err(ApiError::bad_request(format!(
@@ -177,9 +171,6 @@ fn picture_part(
             tokens.push(input.tokens);
             embeddings.extend(input.embeddings);
             Ok(Part::Image(source.clone()))
-        }
-        Err(Omit(reason)) if reason == MISSING_REASON && state.faults().has(Fault::RefsMissingFail) => {
-            Err(ApiError::bad_request(reason))
         }
         Err(Omit(reason)) if role == Role::Tool => {
             tracing::info!(%reason, "a picture a tool returned was left out of the prompt");

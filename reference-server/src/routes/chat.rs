@@ -17,7 +17,6 @@ use crate::chat::sse::ChunkHead;
 use crate::chat::tools::ToolPlan;
 use crate::chat::{collect, sse, turn};
 use crate::error::ApiError;
-use crate::faults::Fault;
 use crate::state::AppState;
 
 /// The handler.
@@ -69,21 +68,7 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     let (sender, events) = mpsc::channel(64);
     let head = ChunkHead::new(&state.config.model);
     let stream = request.stream;
-    let faults = state.faults();
-    let (sender, guard) =
-        if faults.has(Fault::NoCancel) { detached(sender) } else { (sender, cancel.clone().drop_guard()) };
+    let guard = cancel.clone().drop_guard();
     tokio::spawn(turn::run(Arc::clone(&state), request, plan, first, cancel, sender));
     Ok(if stream { sse::response(events, head, guard) } else { collect::response(events, head, guard).await })
-}
-
-/// For the `no-cancel` fault: the turn's events go through a relay that outlives the client, and
-/// closing the connection cancels nothing.
-fn detached(sender: mpsc::Sender<turn::TurnEvent>) -> (mpsc::Sender<turn::TurnEvent>, tokio_util::sync::DropGuard) {
-    let (relay, mut relayed) = mpsc::channel(64);
-    tokio::spawn(async move {
-        while let Some(event) = relayed.recv().await {
-            let _ = sender.send(event).await;
-        }
-    });
-    (relay, tokio_util::sync::CancellationToken::new().drop_guard())
 }
