@@ -41,7 +41,13 @@ fn media(c: &mut Criterion) {
         CallToolResult::success(vec![ContentBlock::text("a screenshot"), ContentBlock::image(encoded, "image/png")]);
     parts.throughput(Throughput::Bytes(picture.len() as u64));
     parts.bench_with_input(BenchmarkId::new("result-to-parts", "1.5mb-picture"), &result, |b, result| {
-        b.iter(|| black_box(reference_server::media::parts::result_parts(black_box(result), Faults::none())))
+        b.iter(|| {
+            black_box(reference_server::media::parts::result_parts(
+                black_box(result),
+                Default::default(),
+                Faults::none(),
+            ))
+        })
     });
     parts.finish();
 

@@ -97,12 +97,24 @@ pub struct McpSettings {
     pub start_timeout_s: f64,
     /// Cache and show the pictures tools return (seed 000); off by default.
     pub image_results: bool,
+    /// Pictures taken from one result (SPEC 8.4; default 4).
+    pub max_pictures_per_result: usize,
+    /// The largest picture taken, in base64 characters (SPEC 8.4; default 24,000,000).
+    pub max_picture_chars: usize,
 }
 
 impl McpSettings {
     /// strata-wire C-F3's defaults, with `image_results` off.
     pub fn defaults() -> Self {
-        Self { timeout_s: 60.0, max_result_chars: 20_000, max_rounds: 8, start_timeout_s: 120.0, image_results: false }
+        Self {
+            timeout_s: 60.0,
+            max_result_chars: 20_000,
+            max_rounds: 8,
+            start_timeout_s: 120.0,
+            image_results: false,
+            max_pictures_per_result: crate::media::parts::MAX_PICTURES_PER_CALL,
+            max_picture_chars: crate::media::parts::MAX_PICTURE_BASE64,
+        }
     }
 }
 
@@ -372,6 +384,12 @@ fn mcp_settings_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Resul
             "max_result_chars" => mcp.max_result_chars = values::positive_integer(&path, value)? as usize,
             "max_rounds" => mcp.max_rounds = values::positive_integer(&path, value)?.min(1000) as usize,
             "image_results" => mcp.image_results = values::boolean(&path, value)?,
+            "max_pictures_per_result" => {
+                mcp.max_pictures_per_result = values::positive_integer(&path, value)?.min(10_000) as usize;
+            }
+            "max_picture_chars" => {
+                mcp.max_picture_chars = values::positive_integer(&path, value)?.min(1 << 32) as usize;
+            }
             _ => warnings.push(format!("config {path}={}: unknown key, ignored", values::show(value))),
         }
     }

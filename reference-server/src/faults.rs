@@ -40,7 +40,6 @@ faults! {
     UsageOff = "usage-off": "usage.completion_tokens counts only the last pass",
     NamesUnclean = "names-unclean": "tool names are not cleaned",
     MimeDecides = "mime-decides": "the declared mime decides the format",
-    NoPictureCap = "no-picture-cap": "neither the 4-picture cap nor the size cap is applied",
     NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
     LooseNames = "loose-names": "any percent-decoded path under /tool-media/ is read from the cache folder",
     RefsLenient = "refs-lenient": "malformed references become notes instead of 400",

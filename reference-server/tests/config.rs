@@ -50,6 +50,8 @@ fn spec_1_5_mcp_numbers_are_checked() {
     assert_one_line_naming(json!({"mcp": {"max_rounds": 1.5}}), "mcp.max_rounds", "1.5");
     assert_one_line_naming(json!({"mcp": {"max_result_chars": false}}), "mcp.max_result_chars", "false");
     assert_one_line_naming(json!({"mcp": []}), "mcp", "[]");
+    assert_one_line_naming(json!({"mcp": {"max_pictures_per_result": 0}}), "mcp.max_pictures_per_result", "=0");
+    assert_one_line_naming(json!({"mcp": {"max_picture_chars": "24"}}), "mcp.max_picture_chars", "\"24\"");
 }
 
 #[test]

@@ -136,6 +136,29 @@ async fn spec_8_4_at_most_four_pictures_and_never_an_over_cap_one() {
 }
 
 #[tokio::test]
+async fn spec_8_4_both_caps_are_configuration_and_hold_at_n_minus_1_n_and_n_plus_1() {
+    // Pictures per result, cap 2: 1, 2 and 3 pictures give 1, 2 and 2 media entries.
+    for (count, cached) in [(1, 1), (2, 2), (3, 2)] {
+        let mut config = config(Some(true), picture_script(&[("count", &count.to_string())]));
+        config["mcp"]["max_pictures_per_result"] = json!(2);
+        let setup = with_fixture(config).await;
+        let sse = chat_stream(&setup.server, opt_in()).await;
+        let media = results(&sse)[0]["media"].as_array().map_or(0, Vec::len);
+        assert_eq!(media, cached, "{count} pictures with a cap of 2");
+    }
+    // Size, as base64 characters of the fixture's 64×48 PNG: a cap one below refuses it, at it and
+    // one above take it.
+    let size = base64::engine::general_purpose::STANDARD.encode(picture(PictureFormat::Png, 64, 48, 1)).len();
+    for (cap, taken) in [(size - 1, false), (size, true), (size + 1, true)] {
+        let mut config = config(Some(true), picture_script(&[]));
+        config["mcp"]["max_picture_chars"] = json!(cap);
+        let setup = with_fixture(config).await;
+        let sse = chat_stream(&setup.server, opt_in()).await;
+        assert_eq!(results(&sse)[0].get("media").is_some(), taken, "a picture of {size} characters, cap {cap}");
+    }
+}
+
+#[tokio::test]
 async fn spec_8_7_a_cache_that_cannot_be_written_keeps_the_text_and_the_turn() {
     let dir = tempfile::tempdir().expect("dir");
     // A file where the folder should be: no process, root included, can write the cache.

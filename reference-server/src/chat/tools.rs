@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::request::ChatRequest;
 use super::turn::{TurnEvent, WrittenCall};
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
-use crate::media::parts::{ResultPart, result_parts};
+use crate::media::parts::{PictureLimits, ResultPart, result_parts};
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::result_text::{cap, thousands};
 use crate::state::AppState;
@@ -157,7 +157,12 @@ impl McpRound<'_> {
             "ms": outcome.ms,
         });
         let pictures = match (&outcome.result, self.state.image_results()) {
-            (Some(result), true) => Some(result_parts(result, faults)),
+            (Some(result), true) => {
+                let mcp = &self.state.config.mcp;
+                let limits =
+                    PictureLimits { per_result: mcp.max_pictures_per_result, max_chars: mcp.max_picture_chars };
+                Some(result_parts(result, limits, faults))
+            }
             _ => None,
         };
         let message = match pictures {

@@ -1,7 +1,8 @@
 //! An MCP result cut into text and pictures (SPEC 8.2, 8.4, 8.5, 8.8): image blocks and `image/*`
 //! resource blobs that decode to PNG, JPEG or WebP become pictures, at most four per call and each of
-//! at most 24,000,000 base64 characters (checked before decoding); every other block keeps its
-//! result text. Block order is kept.
+//! at most 24,000,000 base64 characters by default (`mcp.max_pictures_per_result`,
+//! `mcp.max_picture_chars`; the size checked before decoding); every other block keeps its result
+//! text. Block order is kept.
 
 use std::sync::Arc;
 
@@ -12,10 +13,25 @@ use super::format::Format;
 use crate::faults::{Fault, Faults};
 use crate::result_text::block_text;
 
-/// Pictures cached per call.
+/// Pictures cached per call, by default.
 pub const MAX_PICTURES_PER_CALL: usize = 4;
-/// The largest picture, in base64 characters.
+/// The largest picture, in base64 characters, by default.
 pub const MAX_PICTURE_BASE64: usize = 24_000_000;
+
+/// How many pictures one result may give, and how large each may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PictureLimits {
+    /// Pictures per result.
+    pub per_result: usize,
+    /// Base64 characters per picture.
+    pub max_chars: usize,
+}
+
+impl Default for PictureLimits {
+    fn default() -> Self {
+        Self { per_result: MAX_PICTURES_PER_CALL, max_chars: MAX_PICTURE_BASE64 }
+    }
+}
 
 /// A picture taken from a result.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,8 +58,7 @@ pub enum ResultPart {
 }
 
 /// Cuts a result into parts.
-pub fn result_parts(result: &CallToolResult, faults: Faults) -> Vec<ResultPart> {
-    let capped = !faults.has(Fault::NoPictureCap);
+pub fn result_parts(result: &CallToolResult, limits: PictureLimits, faults: Faults) -> Vec<ResultPart> {
     let mut taken = 0;
     result
         .content
@@ -63,11 +78,11 @@ pub fn result_parts(result: &CallToolResult, faults: Faults) -> Vec<ResultPart> 
             };
             let text = block_text(block);
             let Some((data, mime)) = candidate else { return ResultPart::Text(text) };
-            if capped && taken == MAX_PICTURES_PER_CALL {
+            if taken == limits.per_result {
                 return ResultPart::Text(text);
             }
             let declared = faults.has(Fault::MimeDecides).then_some(mime);
-            match picture(data, text.clone(), capped, declared) {
+            match picture(data, text.clone(), limits.max_chars, declared) {
                 Some(picture) => {
                     taken += 1;
                     ResultPart::Picture(picture)
@@ -78,8 +93,8 @@ pub fn result_parts(result: &CallToolResult, faults: Faults) -> Vec<ResultPart> 
         .collect()
 }
 
-fn picture(data: &str, text: String, capped: bool, declared_mime: Option<&str>) -> Option<Picture> {
-    if capped && data.len() > MAX_PICTURE_BASE64 {
+fn picture(data: &str, text: String, max_chars: usize, declared_mime: Option<&str>) -> Option<Picture> {
+    if data.len() > max_chars {
         return None;
     }
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.as_bytes()).ok()?;
