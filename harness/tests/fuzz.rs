@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use harness::http::Http;
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseResult, TestError, TestRng, TestRunner};
-use reference_server::faults::{Fault, Faults};
+use reference_server::server::Wrap;
 use serde_json::{Value, json};
 
 struct Live {
@@ -27,13 +27,13 @@ struct Live {
 /// The reference server every property runs against.
 fn live() -> &'static Live {
     static LIVE: OnceLock<Live> = OnceLock::new();
-    LIVE.get_or_init(|| Live::start(Faults::none()))
+    LIVE.get_or_init(|| Live::start(|app, _| app))
 }
 
 impl Live {
     /// A server holding one cached picture, with a canary and its own configuration file beside the
-    /// cache folder, and `faults` on.
-    fn start(faults: Faults) -> Live {
+    /// cache folder, behind `wrap` (a broken variant's layer, or nothing).
+    fn start(wrap: Wrap) -> Live {
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
         let (http, name, server, fixture, dir) = runtime.block_on(async {
@@ -50,11 +50,10 @@ impl Live {
                     fixtures::scripts::call_script("fake__picture", &[]),
                     fixtures::scripts::answer_script("ok"),
                 ],
-                faults,
                 ..Default::default()
             };
             let loaded = reference_server::config::RunConfig::load(&path, &overrides).expect("config");
-            let server = reference_server::start(loaded.config).await.expect("server");
+            let server = reference_server::server::start_wrapped(loaded.config, wrap).await.expect("server");
             let http = Http::new(&server.url(), None);
             let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true});
             let reply = http.post_json("/v1/chat/completions", &body).send().await.expect("chat");
@@ -174,27 +173,27 @@ proptest! {
     }
 }
 
-/// Runs `property` from a fixed seed against a server with `fault` on and returns the smallest name
-/// it failed for; panics when the property held.
-fn counterexample(fault: Fault, property: fn(&Live, &str) -> TestCaseResult) -> String {
-    let broken = Live::start(Faults::of(&[fault]));
+/// Runs `property` from a fixed seed against a server broken by `variant` (its layer in front) and
+/// returns the smallest name it failed for; panics when the property held.
+fn counterexample(variant: Wrap, property: fn(&Live, &str) -> TestCaseResult) -> String {
+    let broken = Live::start(variant);
     let config = ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() };
     let mut runner = TestRunner::new_with_rng(config.clone(), TestRng::deterministic_rng(config.rng_algorithm));
     match runner.run(&hostile_name(&broken.name), |name| property(&broken, &name)) {
         Err(TestError::Fail(_, name)) => name,
-        other => panic!("the property held against a server with {fault:?}: {other:?}"),
+        other => panic!("the property held against the broken server: {other:?}"),
     }
 }
 
 #[test]
 fn the_served_name_property_catches_loose_names() {
-    let name = counterexample(Fault::LooseNames, only_the_cached_name_is_served);
+    let name = counterexample(fixtures::broken::wire::loose_names, only_the_cached_name_is_served);
     assert!(name.contains("%2f"), "a traversal is the counterexample, not {name}");
 }
 
 #[test]
 fn the_reference_property_catches_lenient_references() {
-    let name = counterexample(Fault::RefsLenient, a_reference_is_400_unless_a_name);
+    let name = counterexample(fixtures::broken::wire::refs_lenient, a_reference_is_400_unless_a_name);
     assert!(!name.is_empty());
 }
 

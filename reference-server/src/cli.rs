@@ -62,7 +62,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    run_wrapped(args, faults, std::convert::identity)
+    run_wrapped(args, faults, |app, _| app)
 }
 
 /// [`run`], with the router passed through `wrap` before it serves: a program embedding the server

@@ -41,8 +41,6 @@ faults! {
     NamesUnclean = "names-unclean": "tool names are not cleaned",
     MimeDecides = "mime-decides": "the declared mime decides the format",
     NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
-    LooseNames = "loose-names": "any percent-decoded path under /tool-media/ is read from the cache folder",
-    RefsLenient = "refs-lenient": "malformed references become notes instead of 400",
     NoVisionPads = "no-vision-pads": "every picture takes one image token",
     LiftNote = "lift-note": "lifted pictures leave a different note",
     LiftUsers = "lift-users": "pictures are lifted from users' messages too",

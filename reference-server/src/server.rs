@@ -43,11 +43,12 @@ pub async fn serve(
     state: Arc<AppState>,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_wrapped(listener, state, stop, std::convert::identity).await
+    serve_wrapped(listener, state, stop, |app, _| app).await
 }
 
-/// What a program embedding the server may put in front of every route (its own tower layers).
-pub type Wrap = fn(axum::Router) -> axum::Router;
+/// What a program embedding the server may put in front of every route (its own tower layers); it
+/// sees the run configuration.
+pub type Wrap = fn(axum::Router, &RunConfig) -> axum::Router;
 
 /// [`serve`], with the router passed through `wrap` first.
 pub async fn serve_wrapped(
@@ -56,7 +57,7 @@ pub async fn serve_wrapped(
     stop: impl Future<Output = ()> + Send + 'static,
     wrap: Wrap,
 ) -> std::io::Result<()> {
-    let app = wrap(routes::app(Arc::clone(&state)));
+    let app = wrap(routes::app(Arc::clone(&state)), &state.config);
     let shutdown = state.shutdown.clone();
     let stopping = async move {
         stop.await;
@@ -141,11 +142,17 @@ impl RunningServer {
 
 /// Binds `config.host:config.port` and serves in the background.
 pub async fn start(config: RunConfig) -> std::io::Result<RunningServer> {
+    start_wrapped(config, |app, _| app).await
+}
+
+/// [`start`], with the router passed through `wrap` first.
+pub async fn start_wrapped(config: RunConfig, wrap: Wrap) -> std::io::Result<RunningServer> {
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
     let state = build_state(config).map_err(std::io::Error::other)?;
     let stop = CancellationToken::new();
     let stopped = stop.clone();
-    let task = tokio::spawn(serve(listener, Arc::clone(&state), async move { stopped.cancelled().await }));
+    let task =
+        tokio::spawn(serve_wrapped(listener, Arc::clone(&state), async move { stopped.cancelled().await }, wrap));
     Ok(RunningServer { addr, state, stop, task })
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 
 use crate::error::ApiError;
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
 use crate::lift::{Piece, Rules, lift_with};
 use crate::media::name::parse_reference;
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
@@ -229,10 +229,7 @@ fn picture_bytes(state: &AppState, source: &ImageSource) -> Result<Arc<Vec<u8>>,
 
 /// Refuses malformed `strata-tool-media:` references and references outside tool messages before
 /// anything else is done with a request (SPEC 10.2).
-pub fn check_references(messages: &[Message], faults: Faults) -> Result<(), ApiError> {
-    if faults.has(Fault::RefsLenient) {
-        return Ok(());
-    }
+pub fn check_references(messages: &[Message]) -> Result<(), ApiError> {
     for message in messages {
         for part in &message.parts {
             let Part::Image(ImageSource::Url(url)) = part else { continue };

@@ -50,7 +50,7 @@ async fn start(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<R
     if request.strata_mcp {
         own_page_only(&state, &headers, "MCP tools can be used")?;
     }
-    check_references(&request.messages, state.faults())?;
+    check_references(&request.messages)?;
     let uses_tools = !request.tools.is_empty() || (request.strata_mcp && state.hub.is_some());
     if request.structured_response && uses_tools {
         return Err(ApiError::bad_request("structured response_format with tools/MCP is not supported"));

@@ -10,21 +10,16 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::faults::Fault;
 use crate::media::MediaName;
 use crate::state::AppState;
 
 /// The handler for both methods.
 pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, headers: HeaderMap, uri: Uri) -> Response {
-    let faults = state.faults();
     if !state.image_results() {
         return ApiError::not_found().into_response();
     }
     // The raw path, not a decoded one: `%2e%2e` stays `%2e%2e` and is simply not a name.
     let raw = uri.path().strip_prefix(crate::paths::TOOL_MEDIA_PREFIX).unwrap_or_default();
-    if faults.has(Fault::LooseNames) {
-        return loose(&state, raw).await;
-    }
     let Some(name) = MediaName::parse(raw) else { return ApiError::not_found().into_response() };
     let etag = format!("\"{}\"", name.sha256());
     if matches_etag(&headers, &etag) {
@@ -52,28 +47,6 @@ pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, head
             let body = bytes.map(Body::from).unwrap_or_else(Body::empty);
             answer(StatusCode::OK, &name, &etag, Some(len), body)
         }
-        Err(_) => ApiError::not_found().into_response(),
-    }
-}
-
-/// The `loose-names` fault: whatever the path says, percent-decoded, read from beside the cache folder.
-async fn loose(state: &AppState, raw: &str) -> Response {
-    let mut decoded = Vec::new();
-    let mut bytes = raw.bytes();
-    while let Some(b) = bytes.next() {
-        let hex = |c: Option<u8>| c.and_then(|c| char::from(c).to_digit(16));
-        if b == b'%' {
-            let pair = (hex(bytes.next()), hex(bytes.next()));
-            if let (Some(h), Some(l)) = pair {
-                decoded.push((h * 16 + l) as u8);
-                continue;
-            }
-        }
-        decoded.push(b);
-    }
-    let path = state.media.dir().join(String::from_utf8_lossy(&decoded).as_ref());
-    match tokio::fs::read(path).await {
-        Ok(bytes) => (StatusCode::OK, bytes).into_response(),
         Err(_) => ApiError::not_found().into_response(),
     }
 }
