@@ -42,9 +42,6 @@ faults! {
     MimeDecides = "mime-decides": "the declared mime decides the format",
     NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
     NoVisionPads = "no-vision-pads": "every picture takes one image token",
-    LiftNote = "lift-note": "lifted pictures leave a different note",
-    LiftUsers = "lift-users": "pictures are lifted from users' messages too",
-    LiftAnything = "lift-anything": "any long base64 run is lifted, picture or not",
 }
 
 /// A set of faults; empty in every server a user runs.

@@ -59,22 +59,8 @@ pub enum Piece {
     Picture(LiftedPicture),
 }
 
-/// How lifting behaves: the rules of SPEC §11, or (fixtures/broken only) deliberately wrong ones.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Rules {
-    /// Lift any long run, picture or not (the `lift-anything` fault).
-    pub any_base64: bool,
-    /// Leave a different note (the `lift-note` fault).
-    pub odd_note: bool,
-}
-
 /// Lifts pictures out of `text`. `None` when there is none: the caller keeps the text as it is.
 pub fn lift(text: &str) -> Option<Vec<Piece>> {
-    lift_with(text, Rules::default())
-}
-
-/// [`lift`] with explicit rules.
-pub fn lift_with(text: &str, rules: Rules) -> Option<Vec<Piece>> {
     let bytes = text.as_bytes();
     let mut found: Vec<(usize, usize, LiftedPicture)> = Vec::new();
     let mut start = 0;
@@ -88,7 +74,7 @@ pub fn lift_with(text: &str, rules: Rules) -> Option<Vec<Piece>> {
             start = outside + 1;
             continue;
         }
-        let (padded, picture) = take_run(bytes, start, probe + 1, rules.any_base64);
+        let (padded, picture) = take_run(bytes, start, probe + 1);
         if let Some(picture) = picture {
             found.push((prefix_start(bytes, start), padded, picture));
         }
@@ -102,11 +88,7 @@ pub fn lift_with(text: &str, rules: Rules) -> Option<Vec<Piece>> {
     let mut at = 0;
     for (from, to, picture) in found {
         text_so_far.push_str(&text[at..from]);
-        if rules.odd_note {
-            text_so_far.push_str(&format!("[picture: {}]", picture.format.mime()));
-        } else {
-            text_so_far.push_str(&note(&picture));
-        }
+        text_so_far.push_str(&note(&picture));
         pieces.push(Piece::Text(std::mem::take(&mut text_so_far)));
         pieces.push(Piece::Picture(picture));
         at = to;
@@ -150,12 +132,11 @@ const CHUNK: usize = 64 << 10;
 /// ends within its first [`CHUNK`] bytes (found by the fast class scan) is decoded only once its
 /// length, padding, last symbol and size show it decodes, into a buffer of its exact size; a longer
 /// run is decoded chunk by chunk as it is read, and its cost is a decode of as many bytes.
-fn take_run(bytes: &[u8], start: usize, known: usize, any_base64: bool) -> (usize, Option<LiftedPicture>) {
+fn take_run(bytes: &[u8], start: usize, known: usize) -> (usize, Option<LiftedPicture>) {
     let head_len = 16.min(known - start) / 4 * 4;
     let head = general_purpose::STANDARD_NO_PAD.decode(&bytes[start..start + head_len]).unwrap_or_default();
     let format = match Format::sniff(&head) {
         Some(format) => format,
-        None if any_base64 => Format::Png,
         None => return (padding_end(bytes, run_end(bytes, known, usize::MAX)), None),
     };
     let short_end = run_end(bytes, known, start + CHUNK);

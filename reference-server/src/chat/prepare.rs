@@ -8,7 +8,7 @@ use base64::Engine;
 
 use crate::error::ApiError;
 use crate::faults::Fault;
-use crate::lift::{Piece, Rules, lift_with};
+use crate::lift::{Piece, lift};
 use crate::media::name::parse_reference;
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::state::AppState;
@@ -70,9 +70,8 @@ pub fn prepare(
     max_tokens: Option<usize>,
 ) -> Result<Prepared, ApiError> {
     let faults = state.faults();
-    let rules = Rules { any_base64: faults.has(Fault::LiftAnything), odd_note: faults.has(Fault::LiftNote) };
     // Text that is never lifted is prompt as it stands: when it alone leaves no room, nothing is copied.
-    let lifted = |m: &Message| m.role == Role::Tool || (faults.has(Fault::LiftUsers) && m.role == Role::User);
+    let lifted = |m: &Message| m.role == Role::Tool;
     let fixed_text = messages
         .iter()
         .filter(|m| !lifted(m))
@@ -85,10 +84,10 @@ pub fn prepare(
     let mut prepared = Vec::with_capacity(messages.len());
     for message in messages {
         let mut parts = Vec::with_capacity(message.parts.len());
-        let lifts = message.role == Role::Tool || (faults.has(Fault::LiftUsers) && message.role == Role::User);
+        let lifts = message.role == Role::Tool;
         for part in &message.parts {
             match part {
-                Part::Text(text) if lifts => match lift_with(text, rules) {
+                Part::Text(text) if lifts => match lift(text) {
                     None => parts.push(part.clone()),
                     Some(pieces) => {
                         for piece in pieces {
