@@ -3,6 +3,7 @@
 //! [`crate::messages`].
 
 pub mod collect;
+pub mod events;
 pub mod output;
 pub mod prepare;
 pub mod request;

@@ -31,7 +31,7 @@ pub async fn response(mut events: mpsc::Receiver<TurnEvent>, head: ChunkHead, ca
                     call["function"]["arguments"] = Value::String(arguments);
                 }
             }
-            TurnEvent::Mcp(event) => mcp_events.push(event),
+            TurnEvent::Mcp(event) => mcp_events.push(event.to_json()),
             TurnEvent::KeepAlive => {}
             TurnEvent::Failed(error) => return error.into_response(),
             TurnEvent::Finished { finish_reason, usage } => {
@@ -50,7 +50,7 @@ pub async fn response(mut events: mpsc::Receiver<TurnEvent>, head: ChunkHead, ca
                     "object": "chat.completion",
                     "created": head.created,
                     "model": head.model,
-                    "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish_reason.as_str()}],
                     "usage": usage.json(),
                 }))
                 .into_response();

@@ -97,13 +97,13 @@ async fn next(state: &mut Stream) -> Option<Bytes> {
         }
         TurnEvent::Mcp(event) => {
             let mut chunk = head.chunk(json!({}), None);
-            chunk["strata_mcp"] = event;
+            chunk["strata_mcp"] = event.to_json();
             data(&chunk)
         }
         TurnEvent::KeepAlive => Bytes::from_static(b": keep-alive\n\n"),
         TurnEvent::Finished { finish_reason, usage } => {
             state.ended = true;
-            let mut chunk = head.chunk(json!({}), Some(finish_reason));
+            let mut chunk = head.chunk(json!({}), Some(finish_reason.as_str()));
             chunk["usage"] = usage.json();
             let mut bytes = data(&chunk).to_vec();
             bytes.extend_from_slice(state.done);

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::events::{McpEvent, MediaEntry, ResultEvent};
 use super::request::ChatRequest;
 use super::turn::{TurnEvent, WrittenCall};
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
@@ -96,15 +97,14 @@ impl McpRound<'_> {
         for (index, call) in calls.iter().enumerate() {
             let Some(arguments) = call.arguments.clone() else { continue };
             let offered = plan.offered(&call.name);
-            let announce = json!({
-                "event": "call",
-                "id": call.id,
-                "name": call.name,
-                "server": offered.map(|t| t.server.clone()),
-                "tool": offered.map_or(call.name.clone(), |t| t.tool.clone()),
-                "arguments": arguments,
-                "round": self.round,
-            });
+            let announce = McpEvent::Call {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                server: offered.map(|t| t.server.clone()),
+                tool: offered.map_or(call.name.clone(), |t| t.tool.clone()),
+                arguments: arguments.clone(),
+                round: self.round,
+            };
             self.events.send(TurnEvent::Mcp(announce)).await.ok()?;
             let outcome = match offered {
                 Some(tool) => self.call_with_keep_alive(tool, arguments).await,
@@ -147,15 +147,16 @@ impl McpRound<'_> {
             truncated = capped.truncated,
             "tool call finished"
         );
-        let mut event = json!({
-            "event": "result",
-            "id": call.id,
-            "ok": outcome.ok,
-            "text": capped.text,
-            "chars": capped.chars,
-            "truncated": capped.truncated,
-            "ms": outcome.ms,
-        });
+        let mut event = ResultEvent {
+            id: call.id.clone(),
+            ok: outcome.ok,
+            skipped: false,
+            text: capped.text.clone(),
+            chars: capped.chars,
+            truncated: capped.truncated,
+            ms: outcome.ms,
+            media: Vec::new(),
+        };
         let pictures = match (&outcome.result, self.state.image_results()) {
             (Some(result), true) => {
                 let mcp = &self.state.config.mcp;
@@ -168,24 +169,18 @@ impl McpRound<'_> {
         let message = match pictures {
             None => Message { role: Role::Tool, parts: vec![Part::Text(capped.text)], tool_calls: Vec::new() },
             Some(parts) => {
-                let media = cache_pictures(self.state, &parts).await;
-                if !media.is_empty() {
-                    event["media"] = Value::Array(media);
-                }
+                event.media = cache_pictures(self.state, &parts).await;
                 tool_message(parts, self.state.vision.is_some(), self.state.config.mcp.max_result_chars)
             }
         };
-        self.events.send(TurnEvent::Mcp(event)).await.ok()?;
+        self.events.send(TurnEvent::Mcp(McpEvent::Result(event))).await.ok()?;
         Some(message)
     }
 
     /// Announces every call as not run (strata-wire C-J4).
     pub async fn skip_all(calls: &[WrittenCall], events: &mpsc::Sender<TurnEvent>) {
         for call in calls {
-            let skipped = json!({
-                "event": "result", "id": call.id, "ok": false, "skipped": true,
-                "text": "not run", "chars": 0, "truncated": false, "ms": 0,
-            });
+            let skipped = McpEvent::Result(ResultEvent::not_run(&call.id));
             if events.send(TurnEvent::Mcp(skipped)).await.is_err() {
                 return;
             }
@@ -195,7 +190,7 @@ impl McpRound<'_> {
 
 /// Writes each picture to the cache and returns the `media` entries (SPEC 8.3, 8.6, 8.7). A picture the
 /// cache cannot take is logged and has no entry; the turn goes on.
-async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Vec<Value> {
+async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Vec<MediaEntry> {
     let mut media = Vec::new();
     for part in parts {
         let ResultPart::Picture(picture) = part else { continue };
@@ -204,15 +199,14 @@ async fn cache_pictures(state: &AppState, parts: &[ResultPart]) -> Vec<Value> {
         let stored = tokio::task::spawn_blocking(move || cache.store(format, &bytes)).await;
         match stored {
             Ok(Ok(name)) => {
-                let entry = json!({
-                    "ref": name.reference(),
-                    "url": name.url(),
-                    "mime": picture.format.mime(),
-                    "bytes": picture.bytes.len(),
-                    "width": picture.width,
-                    "height": picture.height,
+                media.push(MediaEntry {
+                    reference: name.reference(),
+                    url: name.url(),
+                    mime: picture.format.mime(),
+                    bytes: picture.bytes.len(),
+                    width: picture.width,
+                    height: picture.height,
                 });
-                media.push(entry);
             }
             Ok(Err(error)) => {
                 tracing::error!(%error, "a tool picture could not be written to the cache; the text result stays")

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::events::{FinishReason, McpEvent};
 use super::output::{OutputEvent, OutputParser, RawArguments};
 use super::prepare::{Prepared, prepare_blocking};
 use super::request::ChatRequest;
@@ -43,14 +44,14 @@ pub enum TurnEvent {
         /// The arguments.
         arguments: String,
     },
-    /// A `strata_mcp` event object (start, call, result, limit).
-    Mcp(Value),
+    /// A `strata_mcp` event (start, call, result, limit).
+    Mcp(McpEvent),
     /// Nothing new, but the connection is alive (a tool is running).
     KeepAlive,
     /// The end.
     Finished {
         /// stop, length or tool_calls.
-        finish_reason: &'static str,
+        finish_reason: FinishReason,
         /// Token counts.
         usage: Usage,
     },
@@ -135,24 +136,24 @@ pub async fn run(
         }
         if outcome.own_calls_complete > 0 {
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
-            break "tool_calls";
+            break FinishReason::ToolCalls;
         }
         if outcome.mcp_calls.is_empty() {
-            break if outcome.end == PassEnd::Length { "length" } else { "stop" };
+            break if outcome.end == PassEnd::Length { FinishReason::Length } else { FinishReason::Stop };
         }
         if outcome.end == PassEnd::Length {
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
-            break "length";
+            break FinishReason::Length;
         }
         let Some(hub) = plan.hub() else {
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
-            break "stop";
+            break FinishReason::Stop;
         };
         if pass_index > state.config.mcp.max_rounds {
-            let limit = serde_json::json!({"event": "limit", "max_rounds": state.config.mcp.max_rounds});
+            let limit = McpEvent::Limit { max_rounds: state.config.mcp.max_rounds };
             let _ = events.send(TurnEvent::Mcp(limit)).await;
             McpRound::skip_all(&outcome.mcp_calls, &events).await;
-            break "stop";
+            break FinishReason::Stop;
         }
         let round = McpRound { state: &state, hub, round: pass_index, cancel: &cancel, events: &events };
         let Some(results) = round.run(&outcome.mcp_calls, &plan).await else {
@@ -275,7 +276,7 @@ async fn emit(
                 let id = new_call_id();
                 if plan.is_mcp_call(&name) {
                     outcome.mcp_calls.push(WrittenCall { id: id.clone(), name: name.clone(), arguments: None });
-                    TurnEvent::Mcp(serde_json::json!({"event": "start", "id": id, "name": name}))
+                    TurnEvent::Mcp(McpEvent::Start { id, name })
                 } else {
                     *open_own = Some((*own_index, name.clone()));
                     *own_index += 1;
