@@ -40,7 +40,6 @@ faults! {
     UsageOff = "usage-off": "usage.completion_tokens counts only the last pass",
     NamesUnclean = "names-unclean": "tool names are not cleaned",
     MimeDecides = "mime-decides": "the declared mime decides the format",
-    NonAtomic = "non-atomic": "pictures are written in place, slowly, and a half-written file counts as cached",
     NoVisionPads = "no-vision-pads": "every picture takes one image token",
 }
 

@@ -26,7 +26,7 @@ pub fn build_state(config: RunConfig) -> Result<Arc<AppState>, StartupError> {
     let body_room = tokio::sync::Semaphore::new(config.max_body_bytes.div_ceil(1024).max(1));
     Ok(Arc::new(AppState {
         body_room,
-        media: MediaCache::new(config.media_dir()).with_faults(config.faults),
+        media: MediaCache::new(config.media_dir()),
         config: Arc::new(config),
         engine,
         hub,

@@ -19,18 +19,21 @@ use sha2::{Digest, Sha256};
 
 use super::format::Format;
 use super::name::MediaName;
-use crate::faults::{Fault, Faults};
 
 /// The cache folder.
 #[derive(Debug, Clone)]
 pub struct MediaCache {
     dir: PathBuf,
-    faults: Faults,
     recent: Arc<Mutex<Recent>>,
 }
 
 /// How many bytes of pictures are kept in memory for serving.
 const MEMORY_BUDGET: usize = 64 << 20;
+
+/// A cached picture's mode: the server's user only (SPEC 8.3).
+const FILE_MODE: u32 = 0o600;
+/// The cache folder's mode.
+const FOLDER_MODE: u32 = 0o700;
 
 /// Recently served pictures, oldest first.
 #[derive(Debug, Default)]
@@ -71,12 +74,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 impl MediaCache {
     /// A cache in `dir` (created on the first write).
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir, faults: Faults::none(), recent: Arc::default() }
-    }
-
-    /// The same cache with deliberate faults (fixtures/broken only).
-    pub fn with_faults(self, faults: Faults) -> Self {
-        Self { faults, ..self }
+        Self { dir, recent: Arc::default() }
     }
 
     /// The folder.
@@ -96,16 +94,13 @@ impl MediaCache {
     /// Stores `bytes` under `name` (the caller vouches that the name is their hash).
     pub fn store_named(&self, name: &MediaName, bytes: &[u8]) -> io::Result<()> {
         let path = self.dir.join(name.as_str());
-        if self.faults.has(Fault::NonAtomic) {
-            return self.store_in_place(&path, bytes);
-        }
         if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
             return Ok(());
         }
         self.ensure_dir()?;
         let temp = self.dir.join(format!(".{}.{}.tmp", name.sha256(), uuid::Uuid::new_v4().simple()));
         let written = (|| {
-            let mut file = OpenOptions::new().write(true).create_new(true).mode(self.file_mode()).open(&temp)?;
+            let mut file = OpenOptions::new().write(true).create_new(true).mode(FILE_MODE).open(&temp)?;
             file.write_all(bytes)?;
             fs::rename(&temp, &path)
         })();
@@ -115,30 +110,12 @@ impl MediaCache {
         written
     }
 
-    fn file_mode(&self) -> u32 {
-        0o600
-    }
-
-    /// The `non-atomic` fault: the final file written in place, half, a pause, the rest; and a file
-    /// that exists counts as cached whatever its size.
-    fn store_in_place(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        if path.exists() {
-            return Ok(());
-        }
-        self.ensure_dir()?;
-        let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(self.file_mode()).open(path)?;
-        file.write_all(&bytes[..bytes.len() / 2])?;
-        file.flush()?;
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        file.write_all(&bytes[bytes.len() / 2..])
-    }
-
     fn ensure_dir(&self) -> io::Result<()> {
         match fs::symlink_metadata(&self.dir) {
             Ok(meta) if meta.is_dir() => Ok(()),
             Ok(_) => Err(io::Error::other("the cache path is not a folder")),
             Err(_) => {
-                let mode = 0o700;
+                let mode = FOLDER_MODE;
                 fs::DirBuilder::new().recursive(true).mode(mode).create(&self.dir)?;
                 fs::set_permissions(&self.dir, fs::Permissions::from_mode(mode))
             }
