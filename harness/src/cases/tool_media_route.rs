@@ -2,6 +2,7 @@
 //! hostile name, planted link and switched-off feature.
 
 use fixtures::images::{PictureFormat, picture};
+use serde_json::json;
 
 use super::case;
 use super::common::{answer, call, fetch, first_result, one_picture, opt_in, sha256, stream};
@@ -46,6 +47,15 @@ pub fn cases() -> Vec<Case> {
             ["no-304"]
         ),
         case!("tool-media.head", "9.6", Must, PICTURE, "HEAD gives the headers of GET and no body", head, ["no-head"]),
+        case!(
+            "tool-media.conditional-for-a-missing-file-is-404",
+            "9.7",
+            Must,
+            PICTURE,
+            "If-None-Match (the ETag or *) for a picture whose file is gone is 404, never 304",
+            conditional_missing,
+            ["missing-304"]
+        ),
         case!(
             "tool-media.get.hostile-names-are-404",
             "9.2",
@@ -110,6 +120,26 @@ async fn not_modified(ctx: Ctx) -> CheckResult {
     let reply = ctx.http.get(url).header("if-none-match", etag.as_bytes()).send().await?;
     expect_eq("status", 304, reply.status)?;
     expect_eq("body length", 0, reply.body.len())
+}
+
+async fn conditional_missing(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let url = media["url"].as_str().unwrap_or_default().to_string();
+    let name = url.rsplit('/').next().unwrap_or_default().to_string();
+    let etag = format!("\"{}\"", name.get(..64).unwrap_or_default());
+    let file = ctx.cache_dir()?.join(&name);
+    std::fs::remove_file(&file).map_err(|e| broken(format!("{}: {e}", file.display())))?;
+    let not_found = json!({"error": {"type": "not_found", "message": "not found"}});
+    for method in [http::Method::GET, http::Method::HEAD] {
+        for tag in [etag.as_str(), "*", "W/\"other\", *"] {
+            let reply = ctx.http.call(method.clone(), &url).header("if-none-match", tag.as_bytes()).send().await?;
+            expect_eq(&format!("{method} with If-None-Match {tag}: status"), 404, reply.status)?;
+            if method == http::Method::GET {
+                expect_eq(&format!("GET with If-None-Match {tag}: body"), not_found.clone(), reply.json()?)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn head(ctx: Ctx) -> CheckResult {

@@ -22,8 +22,13 @@ pub async fn tool_media(State(state): State<Arc<AppState>>, method: Method, head
     let raw = uri.path().strip_prefix(crate::paths::TOOL_MEDIA_PREFIX).unwrap_or_default();
     let Some(name) = MediaName::parse(raw) else { return ApiError::not_found().into_response() };
     let etag = format!("\"{}\"", name.sha256());
+    // A 304 only for a picture that is there (one `lstat`): a missing file is 404 whatever the
+    // client holds (SPEC 9.7).
     if matches_etag(&headers, &etag) {
-        return answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty());
+        return match state.media.size(&name) {
+            Ok(_) => answer(StatusCode::NOT_MODIFIED, &name, &etag, None, Body::empty()),
+            Err(_) => ApiError::not_found().into_response(),
+        };
     }
     // HEAD and a picture served before need one `lstat`; a first read goes to a blocking thread.
     let served = if method == Method::HEAD {
