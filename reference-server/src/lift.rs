@@ -146,8 +146,11 @@ fn take_run(bytes: &[u8], start: usize, known: usize) -> (usize, Option<LiftedPi
         decode_long_run(bytes, start)
     };
     match out {
-        (padded, Some(out)) => (padded, Some(LiftedPicture { bytes: out, format })),
-        (padded, None) => (padded, None),
+        // A BMP's magic is two bytes (`Qk` in base64): it is a picture only when its header reads.
+        (padded, Some(out)) if format != Format::Bmp || format.dimensions(&out).is_ok() => {
+            (padded, Some(LiftedPicture { bytes: out, format }))
+        }
+        (padded, _) => (padded, None),
     }
 }
 

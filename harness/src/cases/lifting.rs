@@ -1,7 +1,7 @@
 //! SPEC §11: pictures a client hands back as base64 in tool text.
 
 use base64::Engine;
-use fixtures::images::noise_png;
+use fixtures::images::{bmp, noise_png};
 use fixtures::payloads::chatbox_conversation;
 use serde_json::{Value, json};
 
@@ -43,6 +43,15 @@ pub fn cases() -> Vec<Case> {
             non_pictures_untouched,
             ["lift-anything"]
         ),
+        case!(
+            "lift.bmp-is-a-picture",
+            "11.2",
+            Must,
+            VISION,
+            "a BMP in tool text is lifted like a PNG: its tokens in place of its base64",
+            bmp_lifted,
+            ["bmp-not-lifted"]
+        ),
     ]
 }
 
@@ -68,6 +77,23 @@ async fn chatbox(ctx: Ctx) -> CheckResult {
     expect_eq("prompt tokens beyond the note", 483 + 2, lifted - by_hand)
 }
 
+async fn bmp_lifted(ctx: Ctx) -> CheckResult {
+    let picture = bmp(640, 600);
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": format!("screen: {} end", encoded(&picture))},
+    ]});
+    let lifted = prompt_tokens(&complete(&ctx.http, &body).await?)?;
+    let note = format!("[image (image/bmp, {} bytes)]", with_commas(picture.len()));
+    let by_hand = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": format!("screen: {note} end")},
+    ]});
+    let by_hand = prompt_tokens(&complete(&ctx.http, &by_hand).await?)?;
+    // 640x600 → 644x588 → 483 image tokens, plus vision start and end, in place of the base64.
+    expect_eq("prompt tokens beyond the note", 483 + 2, lifted - by_hand)
+}
+
 async fn users_untouched(ctx: Ctx) -> CheckResult {
     let png = noise_png(640, 600, 9);
     let body = json!({"messages": [{"role": "user", "content": format!("look: {}", encoded(&png))}]});
@@ -78,9 +104,15 @@ async fn users_untouched(ctx: Ctx) -> CheckResult {
 }
 
 async fn non_pictures_untouched(ctx: Ctx) -> CheckResult {
-    let blob = encoded(&[42u8; 3000]);
     let body = |text: &str| json!({"messages": [{"role": "user", "content": "q"}, {"role": "tool", "content": format!("archive: {text} end")}]});
-    let with = prompt_tokens(&complete(&ctx.http, &body(&blob)).await?)?;
     let without = prompt_tokens(&complete(&ctx.http, &body("")).await?)?;
-    expect_eq("prompt tokens the base64 takes (one per character)", blob.len() as i64, with - without)
+    // Plain bytes, and bytes that start like a BMP (`Qk` in base64) with no header after: neither is
+    // a picture, so each stays as sent.
+    let bmp_lookalike = [&b"BM"[..], &[7u8; 3000]].concat();
+    for (what, bytes) in [("plain bytes", vec![42u8; 3000]), ("a BM lookalike", bmp_lookalike)] {
+        let blob = encoded(&bytes);
+        let with = prompt_tokens(&complete(&ctx.http, &body(&blob)).await?)?;
+        expect_eq(&format!("prompt tokens {what} take (one per base64 character)"), blob.len() as i64, with - without)?;
+    }
+    Ok(())
 }
