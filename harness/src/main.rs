@@ -52,6 +52,9 @@ enum Command {
         /// Write a JUnit XML report here.
         #[arg(long)]
         junit: Option<PathBuf>,
+        /// Cases that were not run fail the run (exit 1): only a full run is a conformance claim.
+        #[arg(long)]
+        strict: bool,
     },
     /// Put tool-picture traffic on a server and measure it (default: the embedded reference server).
     Load {
@@ -193,24 +196,28 @@ fn main() -> ExitCode {
             let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
             load(options, url.map(|base| RunningServer { base, api_key, media, allow_remote }), json)
         }
-        Command::Run { url, api_key, spawn, only, baseline, json, junit } => {
+        Command::Run { url, api_key, spawn, only, baseline, json, junit, strict } => {
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },
                 _ => Target::Embedded { launcher: std::env::current_exe().ok() },
             };
-            run(target, only, baseline, json, junit)
+            run(target, RunOptions { only, baseline_path: baseline, json, junit, strict })
         }
     }
 }
 
-fn run(
-    target: Target,
+/// What `run` was asked for besides the target.
+struct RunOptions {
     only: Option<String>,
     baseline_path: Option<PathBuf>,
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
-) -> ExitCode {
+    strict: bool,
+}
+
+fn run(target: Target, options: RunOptions) -> ExitCode {
+    let RunOptions { only, baseline_path, json, junit, strict } = options;
     let selected: Vec<_> =
         cases::all().into_iter().filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id))).collect();
     if selected.is_empty() {
@@ -258,6 +265,7 @@ fn run(
     } else {
         verdicts.iter().any(|v| v.outcome == Outcome::Fail)
     };
+    let failed = failed || (strict && verdicts.iter().any(|v| v.outcome == Outcome::NotRun));
     ExitCode::from(if failed { exit::FAILED } else { exit::PASSED })
 }
 

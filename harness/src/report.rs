@@ -114,7 +114,18 @@ pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
         musts,
         verdicts.len() - musts
     );
+    if summary.not_run > 0 {
+        let _ = writeln!(out, "{}", not_run_line(summary.not_run, verdicts.len()));
+    }
     out
+}
+
+/// The last line of a run where cases did not run: it is not a conformance claim.
+pub fn not_run_line(not_run: usize, total: usize) -> String {
+    format!(
+        "{not_run} of {total} not run: not a conformance claim (the reasons are above; the embedded or spawn \
+         target runs them all, and --strict fails the run)"
+    )
 }
 
 /// The JSON report.
@@ -181,4 +192,35 @@ pub fn baseline_summary(comparison: &crate::baseline::Comparison) -> String {
         let _ = writeln!(out, "baseline: entries that name no case that ran: {}", comparison.unknown.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod not_run_tests {
+    use super::*;
+    use crate::runner::{Outcome, Verdict};
+
+    fn verdict(id: &'static str, outcome: Outcome) -> Verdict {
+        Verdict {
+            id,
+            clause: "9.2",
+            level: Level::Must,
+            description: "d",
+            scenario: "s",
+            outcome,
+            expected: None,
+            actual: Some("why".into()),
+            transcript: Vec::new(),
+            ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_run_with_cases_not_run_says_so_last_and_a_full_run_does_not() {
+        let partial = [verdict("a", Outcome::Pass), verdict("b", Outcome::NotRun), verdict("c", Outcome::NotRun)];
+        let text = terminal("t", &partial);
+        assert_eq!(text.trim_end().lines().last(), Some(not_run_line(2, 3).as_str()), "{text}");
+        assert!(not_run_line(2, 3).starts_with("2 of 3 not run: not a conformance claim"));
+        let full = [verdict("a", Outcome::Pass)];
+        assert!(!terminal("t", &full).contains("not a conformance claim"));
+    }
 }
