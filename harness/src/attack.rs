@@ -75,6 +75,17 @@ pub struct AttackResult {
     pub failures: Vec<String>,
 }
 
+/// The answers every attacking task counted, added up by kind.
+async fn answers_of(tasks: Vec<tokio::task::JoinHandle<BTreeMap<String, u64>>>) -> BTreeMap<String, u64> {
+    let mut total = BTreeMap::new();
+    for task in tasks {
+        for (name, count) in task.await.unwrap_or_default() {
+            *total.entry(name).or_insert(0) += count;
+        }
+    }
+    total
+}
+
 /// Runs the attacks `options` selects against fresh servers, one after another.
 pub async fn run(options: &AttackOptions, mut progress: impl FnMut(&AttackResult)) -> Vec<AttackResult> {
     let mut results = Vec::new();

@@ -231,12 +231,9 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("mediacheck: failed to start the runtime: {error}");
-            return ExitCode::from(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     let total = selected.len();
     eprintln!("running {total} cases against the {}", target.describe());
@@ -278,12 +275,9 @@ struct RunningServer {
 }
 
 fn load(options: harness::load::LoadOptions, url: Option<RunningServer>, json: Option<PathBuf>) -> ExitCode {
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("mediacheck: failed to start the runtime: {error}");
-            return ExitCode::from(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let target = match url {
@@ -326,12 +320,9 @@ fn load(options: harness::load::LoadOptions, url: Option<RunningServer>, json: O
 
 fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> ExitCode {
     use harness::attack::{self, report};
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("mediacheck: failed to start the runtime: {error}");
-            return ExitCode::from(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         eprintln!(
@@ -366,5 +357,13 @@ fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> Ex
         }
         let survived = results.iter().all(|r| r.survived) && vision.iter().all(|v| v.survived);
         ExitCode::from(if survived { exit::PASSED } else { exit::FAILED })
+    })
+}
+
+/// The Tokio runtime every subcommand runs on, or the exit code that says it could not start.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Runtime::new().map_err(|error| {
+        eprintln!("mediacheck: failed to start the runtime: {error}");
+        ExitCode::from(exit::USAGE)
     })
 }

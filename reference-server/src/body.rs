@@ -85,7 +85,7 @@ fn kib(bytes: usize) -> u32 {
 /// requests are never refused for room; with `max_connections` clients, at most 64 MiB in all).
 const FREE_BYTES: usize = 64 * 1024;
 
-/// Reads the body into one buffer of at most `limit` bytes (`declared` reserved up front). Beyond
+/// Reads the body into one buffer of at most `limit` bytes (`declared` reserved up to [`FREE_BYTES`]). Beyond
 /// [`FREE_BYTES`] every byte takes room; a body that finds no room is refused at once with 503, so
 /// no request waits on another and the bodies in flight never hold more than the room together.
 async fn read_within(
@@ -115,8 +115,10 @@ async fn read_within(
             }
         }
         if bytes.capacity() == 0 {
-            // The whole declared length at once (it is within `limit`), now that the first bytes came.
-            bytes.reserve(declared.max(chunk.len()));
+            // The declared length up to the free part at once; past it the buffer grows with the bytes
+            // that have room (a declared length alone reserves nothing more: a client that declares
+            // 256 MiB and sends one byte must not make the server hold 256 MiB of address space).
+            bytes.reserve(declared.min(FREE_BYTES).max(chunk.len()));
         }
         bytes.extend_from_slice(&chunk);
     }

@@ -146,10 +146,7 @@ fn take_run(bytes: &[u8], start: usize, known: usize) -> (usize, Option<LiftedPi
         decode_long_run(bytes, start)
     };
     match out {
-        // A BMP's magic is two bytes (`Qk` in base64): it is a picture only when its header reads.
-        (padded, Some(out)) if format != Format::Bmp || format.dimensions(&out).is_ok() => {
-            (padded, Some(LiftedPicture { bytes: out, format }))
-        }
+        (padded, Some(out)) if format.confirmed_by(&out) => (padded, Some(LiftedPicture { bytes: out, format })),
         (padded, _) => (padded, None),
     }
 }

@@ -8,7 +8,8 @@ use fixtures::hostile_mcp::{Hostility, TOOL};
 use fixtures::scripts::{answer_script, call_script};
 use serde_json::{Value, json};
 
-use super::{connections, requests};
+use super::connections::{self, Behaviour};
+use super::requests;
 
 /// The API key every attacked server is given (the attacks send it: they are authenticated clients).
 pub const KEY: &str = "mediacheck-attack-key";
@@ -39,20 +40,12 @@ pub enum AttackKind {
         /// The bodies, sent in turn.
         body: fn() -> Vec<Vec<u8>>,
     },
-    /// Connections that send their request headers a byte a second.
-    Slowloris {
+    /// Raw connections by the hundred, reopened when the server closes them.
+    Connections {
         /// How many at once.
-        connections: usize,
-    },
-    /// Connections that send complete headers and then a body of 100 MB at 1 KiB a second.
-    SlowBodies {
-        /// How many at once.
-        connections: usize,
-    },
-    /// Connections that are opened and never used.
-    Idle {
-        /// How many at once.
-        connections: usize,
+        count: usize,
+        /// What each does once open.
+        behaviour: Behaviour,
     },
     /// The server is configured with a hostile stdio MCP server and one client keeps calling its tool.
     Mcp(Hostility),
@@ -61,68 +54,66 @@ pub enum AttackKind {
 /// Every attack, in the order they run.
 pub fn all() -> Vec<Attack> {
     use AttackKind::*;
-    let mcp = |id, hostility, description| Attack { id, clauses: "5.1, 5.2, 5.5", description, kind: Mcp(hostility) };
+    let attack = |id, clauses, description, kind| Attack { id, clauses, description, kind };
+    let mcp = |id, hostility, description| attack(id, "5.1, 5.2, 5.5", description, Mcp(hostility));
+    let bodies = |workers, body| Bodies { workers, body };
+    let connections = |count, behaviour| Connections { count, behaviour };
     vec![
-        Attack {
-            id: "json-huge-array",
-            clauses: "4.10",
-            description: "100 MB bodies: a 50-million-element array in an unknown field (2 at a time)",
-            kind: Bodies { workers: 2, body: requests::huge_unknown_array },
-        },
-        Attack {
-            id: "json-many-values",
-            clauses: "4.10",
-            description: "3 million values in the tools list (2 at a time)",
-            kind: Bodies { workers: 2, body: requests::many_values },
-        },
-        Attack {
-            id: "json-deep-nesting",
-            clauses: "4.10",
-            description: "4 million nested arrays (2 at a time)",
-            kind: Bodies { workers: 2, body: requests::deep_nesting },
-        },
-        Attack {
-            id: "max-size-bodies",
-            clauses: "1.11, 4.10",
-            description: "bodies just under max_body_mib (250 MiB), 3 at a time",
-            kind: Bodies { workers: 3, body: requests::max_size },
-        },
-        Attack {
-            id: "pictures-claiming-size",
-            clauses: "4.13, 12.2",
-            description: "64 tiny PNGs claiming 60000x60000 each, then 65 (2 at a time)",
-            kind: Bodies { workers: 2, body: requests::pictures_claiming_size },
-        },
-        Attack {
-            id: "picture-bombs",
-            clauses: "12.3, 12.4",
-            description: "a 20000x20000 PNG bomb, a GIF frame bomb, an APNG, an animated WebP, in turn (2 at a time)",
-            kind: Bodies { workers: 2, body: requests::picture_bombs },
-        },
-        Attack {
-            id: "lifted-bombs",
-            clauses: "11.2, 11.4",
-            description: "the PNG bomb as base64 in a tool message's text, 9 times (2 at a time)",
-            kind: Bodies { workers: 2, body: requests::lifted_bombs },
-        },
-        Attack {
-            id: "slowloris-headers",
-            clauses: "1.11",
-            description: "800 connections sending their headers a byte a second",
-            kind: Slowloris { connections: 800 },
-        },
-        Attack {
-            id: "slow-bodies",
-            clauses: "1.11",
-            description: "200 connections declaring 100 MB bodies and sending 1 KiB a second",
-            kind: SlowBodies { connections: 200 },
-        },
-        Attack {
-            id: "idle-connections",
-            clauses: "1.11",
-            description: "1500 connections opened and never used (reopened when closed)",
-            kind: Idle { connections: 1500 },
-        },
+        attack(
+            "json-huge-array",
+            "4.10",
+            "100 MB bodies: a 50-million-element array in an unknown field (2 at a time)",
+            bodies(2, requests::huge_unknown_array),
+        ),
+        attack(
+            "json-many-values",
+            "4.10",
+            "3 million values in the tools list (2 at a time)",
+            bodies(2, requests::many_values),
+        ),
+        attack("json-deep-nesting", "4.10", "4 million nested arrays (2 at a time)", bodies(2, requests::deep_nesting)),
+        attack(
+            "max-size-bodies",
+            "1.11, 4.10",
+            "bodies just under max_body_mib (250 MiB), 3 at a time",
+            bodies(3, requests::max_size),
+        ),
+        attack(
+            "pictures-claiming-size",
+            "4.13, 12.2",
+            "64 tiny PNGs claiming 60000x60000 each, then 65 (2 at a time)",
+            bodies(2, requests::pictures_claiming_size),
+        ),
+        attack(
+            "picture-bombs",
+            "12.3, 12.4",
+            "a 20000x20000 PNG bomb, a GIF frame bomb, an APNG, an animated WebP, in turn (2 at a time)",
+            bodies(2, requests::picture_bombs),
+        ),
+        attack(
+            "lifted-bombs",
+            "11.2, 11.4",
+            "the PNG bomb as base64 in a tool message's text, 9 times (2 at a time)",
+            bodies(2, requests::lifted_bombs),
+        ),
+        attack(
+            "slowloris-headers",
+            "1.11",
+            "800 connections sending their headers a byte a second",
+            connections(800, Behaviour::Slowloris),
+        ),
+        attack(
+            "slow-bodies",
+            "1.11",
+            "200 connections declaring 100 MB bodies and sending 1 KiB a second",
+            connections(200, Behaviour::SlowBody),
+        ),
+        attack(
+            "idle-connections",
+            "1.11",
+            "1500 connections opened and never used (reopened when closed)",
+            connections(1500, Behaviour::Idle),
+        ),
         mcp("mcp-stderr-flood", Hostility::StderrFlood, "an MCP server writing stderr without newlines, flat out"),
         mcp("mcp-invalid-utf8", Hostility::InvalidUtf8, "an MCP server writing bytes that are not UTF-8 to stderr"),
         mcp("mcp-many-tools", Hostility::ManyTools, "an MCP server listing 100,000 tools"),
@@ -168,9 +159,7 @@ pub async fn drive(attack: &Attack, env: &AttackEnv) -> BTreeMap<String, u64> {
         AttackKind::Bodies { workers, body } => {
             requests::flood(env, workers, body().into_iter().map(Into::into).collect()).await
         }
-        AttackKind::Slowloris { connections } => connections::slowloris(env, connections).await,
-        AttackKind::SlowBodies { connections } => connections::slow_bodies(env, connections).await,
-        AttackKind::Idle { connections } => connections::idle(env, connections).await,
+        AttackKind::Connections { count, behaviour } => connections::hold(env, count, behaviour).await,
         AttackKind::Mcp(_) => {
             let body = json!({"model": CALL_HOSTILE, "strata_mcp": true, "stream": false,
                 "messages": [{"role": "user", "content": "call the tool"}]});

@@ -10,8 +10,8 @@ use tokio::net::TcpStream;
 use super::catalogue::{AttackEnv, KEY};
 
 /// What a connection does once it is open.
-#[derive(Clone, Copy)]
-enum Behaviour {
+#[derive(Debug, Clone, Copy)]
+pub enum Behaviour {
     /// The request line, then one header byte a second.
     Slowloris,
     /// Complete headers declaring 100 MB, then 1 KiB of body a second.
@@ -20,22 +20,8 @@ enum Behaviour {
     Idle,
 }
 
-/// `count` connections sending their headers a byte a second.
-pub async fn slowloris(env: &AttackEnv, count: usize) -> BTreeMap<String, u64> {
-    hold(env, count, Behaviour::Slowloris).await
-}
-
-/// `count` connections sending a 100 MB body at 1 KiB a second.
-pub async fn slow_bodies(env: &AttackEnv, count: usize) -> BTreeMap<String, u64> {
-    hold(env, count, Behaviour::SlowBody).await
-}
-
-/// `count` connections that send nothing.
-pub async fn idle(env: &AttackEnv, count: usize) -> BTreeMap<String, u64> {
-    hold(env, count, Behaviour::Idle).await
-}
-
-async fn hold(env: &AttackEnv, count: usize, behaviour: Behaviour) -> BTreeMap<String, u64> {
+/// `count` connections behaving so until the duration is over; how each ended, counted.
+pub async fn hold(env: &AttackEnv, count: usize, behaviour: Behaviour) -> BTreeMap<String, u64> {
     let address = env.base.trim_start_matches("http://").to_string();
     let deadline = tokio::time::Instant::now() + env.duration;
     let tasks: Vec<_> = (0..count)
@@ -55,13 +41,7 @@ async fn hold(env: &AttackEnv, count: usize, behaviour: Behaviour) -> BTreeMap<S
             })
         })
         .collect();
-    let mut total = BTreeMap::new();
-    for task in tasks {
-        for (name, count) in task.await.unwrap_or_default() {
-            *total.entry(name).or_insert(0) += count;
-        }
-    }
-    total
+    super::answers_of(tasks).await
 }
 
 /// One connection, until the server ends it; how it ended.

@@ -173,11 +173,5 @@ pub async fn flood(env: &AttackEnv, workers: usize, bodies: Vec<Bytes>) -> BTree
             })
         })
         .collect();
-    let mut total = BTreeMap::new();
-    for task in tasks {
-        for (name, count) in task.await.unwrap_or_default() {
-            *total.entry(name).or_insert(0) += count;
-        }
-    }
-    total
+    super::answers_of(tasks).await
 }

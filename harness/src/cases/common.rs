@@ -10,19 +10,8 @@ use crate::http::{Http, Reply};
 use crate::scenario::FIXTURE_SERVER;
 use crate::sse::EventStream;
 
-/// `n` with a comma between every three digits, as SPEC 8.3 writes byte counts (`1,234,567`). The
-/// harness's own rendering: an expected value never comes from the server's code.
-pub fn with_commas(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+/// Byte counts as the SPEC writes them (the fixtures' rendering, never the server's).
+pub use fixtures::images::with_commas;
 
 /// The chat route.
 pub const CHAT: &str = "/v1/chat/completions";
@@ -141,14 +130,4 @@ pub async fn status_until(http: &Http, seconds: u64, wanted: impl Fn(&Value) -> 
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     expect(false, "the status to change in time", format!("last status: {last}"))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn commas_every_three_digits_from_the_right() {
-        for (n, text) in [(0, "0"), (999, "999"), (1000, "1,000"), (12_345, "12,345"), (1_234_567, "1,234,567")] {
-            assert_eq!(super::with_commas(n), text);
-        }
-    }
 }

@@ -33,6 +33,12 @@ impl Format {
         }
     }
 
+    /// Whether bytes whose magic says this format are one: the magic is conclusive, except BMP's two
+    /// bytes (`BM`), for which the header must read as well (SPEC 11.2).
+    pub fn confirmed_by(self, bytes: &[u8]) -> bool {
+        self != Format::Bmp || self.dimensions(bytes).is_ok()
+    }
+
     /// The formats the cache keeps and the page shows: PNG, JPEG, WebP.
     pub fn is_cacheable(self) -> bool {
         matches!(self, Format::Png | Format::Jpeg | Format::Webp)
@@ -81,6 +87,15 @@ impl Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_bmp_needs_more_than_its_magic() {
+        let lookalike = [&b"BM"[..], &[7u8; 3000]].concat();
+        assert_eq!(Format::sniff(&lookalike), Some(Format::Bmp));
+        assert!(!Format::Bmp.confirmed_by(&lookalike), "two bytes of magic and no header");
+        assert!(Format::Bmp.confirmed_by(&fixtures::images::bmp(4, 3)));
+        assert!(Format::Png.confirmed_by(b"\x89PNG\r\n\x1a\n and no header"), "PNG's eight bytes are enough");
+    }
 
     #[test]
     fn magic_bytes_decide() {
