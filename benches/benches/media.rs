@@ -10,7 +10,6 @@ use benches::inputs;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use http_body_util::BodyExt;
 use reference_server::config::{Overrides, RunConfig};
-use reference_server::faults::Faults;
 use reference_server::media::Format;
 use reference_server::messages::{ImageSource, Message, Part, Role};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -41,13 +40,7 @@ fn media(c: &mut Criterion) {
         CallToolResult::success(vec![ContentBlock::text("a screenshot"), ContentBlock::image(encoded, "image/png")]);
     parts.throughput(Throughput::Bytes(picture.len() as u64));
     parts.bench_with_input(BenchmarkId::new("result-to-parts", "1.5mb-picture"), &result, |b, result| {
-        b.iter(|| {
-            black_box(reference_server::media::parts::result_parts(
-                black_box(result),
-                Default::default(),
-                Faults::none(),
-            ))
-        })
+        b.iter(|| black_box(reference_server::media::parts::result_parts(black_box(result), Default::default())))
     });
     parts.finish();
 

@@ -36,7 +36,7 @@ pub struct Case {
     pub scenario: Scenario,
     /// The check.
     pub check: CheckFn,
-    /// The broken server variants (fixtures/broken faults) this case is proven to fail against.
+    /// The broken server variants (`fixtures::broken`) this case is proven to fail against.
     pub broken_by: &'static [&'static str],
 }
 

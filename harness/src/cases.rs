@@ -18,9 +18,9 @@ mod vision;
 use crate::case::Case;
 
 /// Declares a case:
-/// `case!("id", "clause", Must|Should, SCENARIO, "description", check_fn, broken_by: ["fault", …])`.
+/// `case!("id", "clause", Must|Should, SCENARIO, "description", check_fn, broken_by: ["variant", …])`.
 macro_rules! case {
-    ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, [$($fault:literal),* $(,)?]) => {
+    ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, [$($variant:literal),* $(,)?]) => {
         $crate::case::Case {
             id: $id,
             clause: $clause,
@@ -28,7 +28,7 @@ macro_rules! case {
             description: $description,
             scenario: $scenario,
             check: |ctx| $crate::runner::boxed($check(ctx)),
-            broken_by: &[$($fault),*],
+            broken_by: &[$($variant),*],
         }
     };
 }

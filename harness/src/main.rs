@@ -171,7 +171,7 @@ fn main() -> ExitCode {
         }
         Command::ServeReference { args } => {
             let argv = std::iter::once("reference-server".to_string()).chain(args);
-            reference_server::cli::run(argv, reference_server::faults::Faults::none())
+            reference_server::cli::run(argv)
         }
         Command::Load {
             scenario,

@@ -1,6 +1,6 @@
 //! The proof that the suite's checks can fail (DESIGN §4): every case passes against the reference
 //! server, and fails against each broken variant it names (`fixtures/broken`: the reference server with
-//! one fault on, started by the spawn target). Every variant breaks at least one case.
+//! one variant, started by the spawn target). Every variant breaks at least one case.
 //!
 //! By default each variant runs the cases that name it; `MEDIACHECK_FULL_BROKEN=1` runs every case
 //! against every variant and prints the full matrix.
@@ -69,8 +69,8 @@ async fn every_case_fails_against_the_variants_it_names() {
         }
     }
     if full {
-        for (case, faults) in &matrix {
-            println!("{case:<48} {}", faults.join(", "));
+        for (case, variants) in &matrix {
+            println!("{case:<48} {}", variants.join(", "));
         }
     }
     assert!(missed.is_empty(), "cases that could not fail:\n{}", missed.join("\n"));

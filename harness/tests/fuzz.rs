@@ -2,7 +2,7 @@
 //! against a live reference server holding one cached picture, with a canary file outside the cache.
 //! Properties: nothing but the cached file's exact name is ever a 200; the canary is never served; a
 //! reference is 400 unless it is a well-formed name; the server stays healthy. Each property is also
-//! run, from a fixed seed, against a server with the one fault it exists to catch (`loose-names`,
+//! run, from a fixed seed, against a server broken in the one way it exists to catch (`loose-names`,
 //! `refs-lenient`), and must find a counterexample there.
 //!
 //! CI-sized by default (`MEDIACHECK_FUZZ_CASES`, default 96 per property; set it higher for long runs).

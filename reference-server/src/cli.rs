@@ -10,7 +10,6 @@ use clap::Parser;
 use tokio::net::TcpListener;
 
 use crate::config::{Overrides, RunConfig};
-use crate::faults::Faults;
 
 /// The reference server for MCP image transport.
 #[derive(Debug, Parser)]
@@ -56,18 +55,18 @@ fn log_filter() -> tracing_subscriber::EnvFilter {
 }
 
 /// Runs the server as the binary does: parses `args` (the program name first), loads the
-/// configuration, serves until a stop signal. `faults` is empty except in `fixtures/broken`.
-pub fn run<I, T>(args: I, faults: Faults) -> ExitCode
+/// configuration, serves until a stop signal.
+pub fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    run_wrapped(args, faults, |app, _| app)
+    run_wrapped(args, |app, _| app)
 }
 
 /// [`run`], with the router passed through `wrap` before it serves: a program embedding the server
 /// puts its own layers in front of every route (the binary wraps nothing).
-pub fn run_wrapped<I, T>(args: I, faults: Faults, wrap: crate::server::Wrap) -> ExitCode
+pub fn run_wrapped<I, T>(args: I, wrap: crate::server::Wrap) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -87,7 +86,6 @@ where
         env_allowed_hosts: std::env::var("STRATA_ALLOWED_HOSTS").ok(),
         scripts: cli.scripts,
         mcp_config: cli.mcp_config,
-        faults,
     };
     let loaded = match RunConfig::load(&cli.config, &overrides) {
         Ok(loaded) => loaded,

@@ -12,7 +12,6 @@ pub use mcp_servers::{McpServerSpec, McpTransportSpec, servers_from_file};
 pub use values::ConfigError;
 
 use crate::api_key::ApiKey;
-use crate::faults::Faults;
 
 /// Settings that come from the command line and win over the file (SPEC 1.2).
 #[derive(Debug, Clone, Default)]
@@ -31,8 +30,6 @@ pub struct Overrides {
     pub scripts: Vec<String>,
     /// `--mcp-config FILE`.
     pub mcp_config: Option<PathBuf>,
-    /// Deliberate faults (fixtures/broken only; see [`crate::faults`]).
-    pub faults: Faults,
 }
 
 /// Why the server refuses to start. Each renders as one line; the binary exits with code 2.
@@ -183,8 +180,6 @@ pub struct RunConfig {
     pub mcp_servers: Vec<McpServerSpec>,
     /// The vision encoder, when configured.
     pub vision: Option<VisionSettings>,
-    /// Deliberate faults; always empty outside fixtures/broken.
-    pub faults: Faults,
 }
 
 /// A configuration and the warnings (unknown keys) found while reading it.
@@ -295,7 +290,6 @@ impl RunConfig {
             mcp,
             mcp_servers,
             vision,
-            faults: overrides.faults,
         };
         Ok(Loaded { config, warnings })
     }

@@ -27,7 +27,6 @@
 //! - [`vision`]: the vision path — the shared grid geometry and the preparation backends.
 //! - [`error`]: the one JSON error type; [`body`]: reading JSON bodies within the size cap.
 //! - [`cli`]: the command line the binary and process-starting tools share.
-//! - [`faults`]: deliberate faults for `fixtures/broken`, inert unless built with the `faults` feature
 //!   and set in code.
 //!
 //! **Architecture invariant:** nothing here knows about the harness; the harness knows this crate
@@ -41,7 +40,6 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod error;
-pub mod faults;
 pub mod lift;
 pub mod mcp;
 pub mod media;

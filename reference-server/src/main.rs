@@ -4,5 +4,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    reference_server::cli::run(std::env::args_os(), reference_server::faults::Faults::none())
+    reference_server::cli::run(std::env::args_os())
 }

@@ -21,8 +21,7 @@ use crate::vision;
 pub fn build_state(config: RunConfig) -> Result<Arc<AppState>, StartupError> {
     let vision = config.vision.as_ref().map(vision::backend_for).transpose()?;
     let engine = Arc::new(MockEngine::new(&config.engine));
-    let hub =
-        (!config.mcp_servers.is_empty()).then(|| Hub::start(&config.mcp_servers, config.mcp.clone(), config.faults));
+    let hub = (!config.mcp_servers.is_empty()).then(|| Hub::start(&config.mcp_servers, config.mcp.clone()));
     let body_room = tokio::sync::Semaphore::new(config.max_body_bytes.div_ceil(1024).max(1));
     Ok(Arc::new(AppState {
         body_room,

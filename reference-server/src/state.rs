@@ -7,7 +7,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::RunConfig;
 use crate::engine::Engine;
-use crate::faults::Faults;
 use crate::mcp::Hub;
 use crate::media::MediaCache;
 use crate::vision::VisionBackend;
@@ -34,11 +33,6 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Deliberate faults (always empty outside fixtures/broken).
-    pub fn faults(&self) -> Faults {
-        self.config.faults
-    }
-
     /// Whether tool pictures are on (SPEC 8.1).
     pub fn image_results(&self) -> bool {
         self.config.mcp.image_results

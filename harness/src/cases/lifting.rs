@@ -23,7 +23,7 @@ pub fn cases() -> Vec<Case> {
             VISION,
             "a picture JSON-stringified into tool text becomes the note plus its image tokens",
             chatbox,
-            ["lift-note"]
+            ["lift-note", "no-vision-pads"]
         ),
         case!(
             "lift.user-messages-untouched",
@@ -50,7 +50,7 @@ pub fn cases() -> Vec<Case> {
             VISION,
             "a BMP in tool text is lifted like a PNG: its tokens in place of its base64",
             bmp_lifted,
-            ["bmp-not-lifted"]
+            ["bmp-not-lifted", "no-vision-pads"]
         ),
     ]
 }

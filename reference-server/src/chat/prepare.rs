@@ -7,7 +7,6 @@ use std::sync::Arc;
 use base64::Engine;
 
 use crate::error::ApiError;
-use crate::faults::Fault;
 use crate::lift::{Piece, lift};
 use crate::media::name::parse_reference;
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
@@ -69,7 +68,6 @@ pub fn prepare(
     tools: &[ToolSpec],
     max_tokens: Option<usize>,
 ) -> Result<Prepared, ApiError> {
-    let faults = state.faults();
     // Text that is never lifted is prompt as it stands: when it alone leaves no room, nothing is copied.
     let lifted = |m: &Message| m.role == Role::Tool;
     let fixed_text = messages
@@ -115,9 +113,6 @@ pub fn prepare(
             }
         }
         prepared.push(Message { parts, ..message.clone() });
-    }
-    if faults.has(Fault::NoVisionPads) {
-        image_tokens.iter_mut().for_each(|t| *t = 1);
     }
     // Every text byte is at least one token and every picture its image tokens: when that alone leaves no
     // room, the request is refused before the prompt is rendered (ids take 4 bytes a token).

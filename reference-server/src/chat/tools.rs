@@ -137,7 +137,6 @@ impl McpRound<'_> {
 
     /// Streams the result event and returns the tool message.
     async fn finish(&self, call: &WrittenCall, outcome: CallOutcome) -> Option<Message> {
-        let faults = self.state.faults();
         let capped = cap(outcome.text, self.state.config.mcp.max_result_chars);
         tracing::info!(
             tool = %call.name,
@@ -162,7 +161,7 @@ impl McpRound<'_> {
                 let mcp = &self.state.config.mcp;
                 let limits =
                     PictureLimits { per_result: mcp.max_pictures_per_result, max_chars: mcp.max_picture_chars };
-                Some(result_parts(result, limits, faults))
+                Some(result_parts(result, limits))
             }
             _ => None,
         };

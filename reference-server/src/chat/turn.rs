@@ -16,7 +16,6 @@ use super::request::ChatRequest;
 use super::tools::{McpRound, ToolPlan};
 use crate::engine::GenerateRequest;
 use crate::error::ApiError;
-use crate::faults::Fault;
 use crate::messages::{Message, Part, Role, ToolCall, ToolSpec};
 use crate::state::AppState;
 use crate::tokenizer::IM_END;
@@ -125,9 +124,6 @@ pub async fn run(
     let finish_reason = loop {
         usage.prompt_tokens = prepared.ids.len();
         let outcome = pass(&state, &request, &plan, &prepared, pass_index, &mut own_index, &cancel, &events).await;
-        if state.faults().has(Fault::UsageOff) {
-            usage.completion_tokens = 0;
-        }
         usage.completion_tokens += outcome.completion_tokens;
         pass_index += 1;
         if outcome.end == PassEnd::Cancelled || cancel.is_cancelled() {

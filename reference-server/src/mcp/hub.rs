@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 use super::connection::{Connection, ServerInfo, connect, seconds};
 use super::naming;
 use crate::config::{McpServerSpec, McpSettings, McpTransportSpec};
-use crate::faults::{Fault, Faults};
 use crate::messages::ToolSpec;
 
 /// How long a server that failed to start is left alone before a call tries it again (strata-wire C-G5).
@@ -94,7 +93,6 @@ pub struct CallOutcome {
 pub struct Hub {
     slots: Vec<Arc<Slot>>,
     settings: McpSettings,
-    faults: Faults,
     changed: watch::Sender<u64>,
     runtime: HubRuntime,
 }
@@ -138,7 +136,7 @@ impl Drop for HubRuntime {
 
 impl Hub {
     /// Starts every server in the background and returns at once.
-    pub fn start(specs: &[McpServerSpec], settings: McpSettings, faults: Faults) -> Arc<Hub> {
+    pub fn start(specs: &[McpServerSpec], settings: McpSettings) -> Arc<Hub> {
         let slots = specs
             .iter()
             .map(|spec| {
@@ -156,7 +154,7 @@ impl Hub {
                 })
             })
             .collect();
-        let hub = Arc::new(Hub { slots, settings, faults, changed: watch::channel(0).0, runtime: HubRuntime::new() });
+        let hub = Arc::new(Hub { slots, settings, changed: watch::channel(0).0, runtime: HubRuntime::new() });
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         tracing::info!(count = specs.len(), servers = %names.join(", "), "starting MCP servers");
         for index in 0..hub.slots.len() {
@@ -259,13 +257,7 @@ impl Hub {
                 found.push((index, slot.spec.name.clone(), tool.name.to_string(), description, parameters));
             }
         }
-        let names = naming::unique(found.iter().map(|(_, server, tool, _, _)| {
-            if self.faults.has(Fault::NamesUnclean) {
-                format!("{server}__{tool}")
-            } else {
-                naming::namespaced(server, tool)
-            }
-        }));
+        let names = naming::unique(found.iter().map(|(_, server, tool, _, _)| naming::namespaced(server, tool)));
         found
             .into_iter()
             .zip(names)

@@ -10,7 +10,6 @@ use base64::Engine;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use super::format::Format;
-use crate::faults::{Fault, Faults};
 use crate::result_text::block_text;
 
 /// Pictures cached per call, by default.
@@ -58,31 +57,30 @@ pub enum ResultPart {
 }
 
 /// Cuts a result into parts.
-pub fn result_parts(result: &CallToolResult, limits: PictureLimits, faults: Faults) -> Vec<ResultPart> {
+pub fn result_parts(result: &CallToolResult, limits: PictureLimits) -> Vec<ResultPart> {
     let mut taken = 0;
     result
         .content
         .iter()
         .map(|block| {
             let candidate = match block {
-                ContentBlock::Image(image) => Some((image.data.as_str(), image.mime_type.as_str())),
+                ContentBlock::Image(image) => Some(image.data.as_str()),
                 ContentBlock::Resource(embedded) => match &embedded.resource {
                     ResourceContents::BlobResourceContents { blob, mime_type: Some(mime), .. }
                         if mime.starts_with("image/") =>
                     {
-                        Some((blob.as_str(), mime.as_str()))
+                        Some(blob.as_str())
                     }
                     _ => None,
                 },
                 _ => None,
             };
             let text = block_text(block);
-            let Some((data, mime)) = candidate else { return ResultPart::Text(text) };
+            let Some(data) = candidate else { return ResultPart::Text(text) };
             if taken == limits.per_result {
                 return ResultPart::Text(text);
             }
-            let declared = faults.has(Fault::MimeDecides).then_some(mime);
-            match picture(data, text.clone(), limits.max_chars, declared) {
+            match picture(data, text.clone(), limits.max_chars) {
                 Some(picture) => {
                     taken += 1;
                     ResultPart::Picture(picture)
@@ -93,18 +91,12 @@ pub fn result_parts(result: &CallToolResult, limits: PictureLimits, faults: Faul
         .collect()
 }
 
-fn picture(data: &str, text: String, max_chars: usize, declared_mime: Option<&str>) -> Option<Picture> {
+fn picture(data: &str, text: String, max_chars: usize) -> Option<Picture> {
     if data.len() > max_chars {
         return None;
     }
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.as_bytes()).ok()?;
     let sniffed = Format::sniff(&bytes);
-    if let Some(mime) = declared_mime {
-        // The `mime-decides` fault: the label wins, whatever the bytes are.
-        let format = [Format::Png, Format::Jpeg, Format::Webp].into_iter().find(|f| f.mime() == mime)?;
-        let (width, height) = sniffed.and_then(|f| f.dimensions(&bytes).ok()).unwrap_or((1, 1));
-        return Some(Picture { bytes: Arc::new(bytes), format, width, height, text });
-    }
     let format = sniffed.filter(|f| f.is_cacheable())?;
     let (width, height) = format.dimensions(&bytes).ok()?;
     Some(Picture { bytes: Arc::new(bytes), format, width, height, text })
