@@ -11,7 +11,8 @@
 //! - [`scenario`]: the server configurations cases need.
 //! - [`target`]: where servers come from — embedded, spawn, url.
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
-//! - [`http`] / [`sse`]: the harness's own client and stream reader (raw paths, transcripts).
+//! - [`http`] / [`sse`] / [`events`]: the harness's own client, stream reader (raw paths,
+//!   transcripts) and types for SPEC 6.2's events.
 //! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
 //! - [`load`]: `mediacheck load` — tool-picture traffic under load, HDR latencies, `lost: N`.
 //! - [`attack`]: `mediacheck attack` — hostile traffic beside an honest client, peak RSS and p99 per attack.
@@ -27,6 +28,7 @@ pub mod case;
 pub mod cases;
 pub mod check;
 pub mod context;
+pub mod events;
 pub mod http;
 pub mod load;
 pub mod report;

@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+use crate::check::CheckError;
+use crate::events::{self, Event, ResultEvent};
+
 /// A parsed event stream.
 #[derive(Debug, Default, Clone)]
 pub struct EventStream {
@@ -48,14 +51,20 @@ impl EventStream {
         self.chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect()
     }
 
-    /// The `strata_mcp` objects, in order.
+    /// The `strata_mcp` objects as they came, in order.
     pub fn mcp_events(&self) -> Vec<Value> {
         self.chunks.iter().filter_map(|c| c.get("strata_mcp").cloned()).collect()
     }
 
+    /// The `strata_mcp` events read as SPEC 6.2's (one that does not read fails the check).
+    pub fn events(&self) -> Result<Vec<Event>, CheckError> {
+        self.mcp_events().iter().map(events::parse).collect()
+    }
+
     /// The `result` events.
-    pub fn results(&self) -> Vec<Value> {
-        self.mcp_events().into_iter().filter(|e| e["event"] == "result").collect()
+    pub fn results(&self) -> Result<Vec<ResultEvent>, CheckError> {
+        let events = self.events()?.into_iter();
+        Ok(events.filter_map(|e| if let Event::Result(result) = e { Some(result) } else { None }).collect())
     }
 
     /// The chunk carrying `usage`.

@@ -58,7 +58,8 @@ impl Live {
             let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true});
             let reply = http.post_json("/v1/chat/completions", &body).send().await.expect("chat");
             let stream = harness::sse::EventStream::parse(&reply.text());
-            let url = stream.results()[0]["media"][0]["url"].as_str().expect("a cached picture").to_string();
+            let results = stream.results().expect("result events");
+            let url = results.first().and_then(|r| r.media.first()).map(|m| m.url.clone()).expect("a cached picture");
             (http, url.trim_start_matches("/tool-media/").to_string(), server, fixture, dir)
         });
         Live { http, name, runtime, _server: server, _fixture: fixture, _dir: dir }

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::case::{CheckError, CheckResult, broken, expect, expect_eq};
 use crate::context::Ctx;
+use crate::events::{Media, ResultEvent};
 use crate::http::{Http, Reply};
 use crate::scenario::FIXTURE_SERVER;
 use crate::sse::EventStream;
@@ -52,24 +53,19 @@ pub async fn complete(http: &Http, body: &Value) -> Result<Value, CheckError> {
 }
 
 /// The first `result` event.
-pub fn first_result(stream: &EventStream) -> Result<Value, CheckError> {
-    stream.results().into_iter().next().ok_or_else(|| CheckError::Fail {
+pub fn first_result(stream: &EventStream) -> Result<ResultEvent, CheckError> {
+    stream.results()?.into_iter().next().ok_or_else(|| CheckError::Fail {
         expected: "a strata_mcp result event".into(),
         actual: format!("events: {:?}", stream.mcp_events()),
     })
 }
 
-/// The `media` entries of a result event.
-pub fn media_of(result: &Value) -> Vec<Value> {
-    result.get("media").and_then(Value::as_array).cloned().unwrap_or_default()
-}
-
 /// Runs the picture tool once and returns its single media entry.
-pub async fn one_picture(ctx: &Ctx) -> Result<Value, CheckError> {
+pub async fn one_picture(ctx: &Ctx) -> Result<Media, CheckError> {
     let stream = stream(&ctx.http, opt_in()).await?;
-    let media = media_of(&first_result(&stream)?);
+    let mut media = first_result(&stream)?.media;
     expect_eq("media entries", 1, media.len())?;
-    Ok(media[0].clone())
+    Ok(media.remove(0))
 }
 
 /// GETs a picture's URL.

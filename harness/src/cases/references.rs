@@ -66,7 +66,7 @@ pub fn later_turn(reference: Option<&str>) -> Value {
 
 async fn resolve(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let reference = media["ref"].as_str().unwrap_or_default();
+    let reference = media.reference.as_str();
     let with = prompt_tokens(&complete(&ctx.http, &later_turn(Some(reference))).await?)?;
     let without = prompt_tokens(&complete(&ctx.http, &later_turn(None)).await?)?;
     // 640x360 → 644x364 → 299 image tokens, plus the vision start and end tokens.
@@ -75,7 +75,7 @@ async fn resolve(ctx: Ctx) -> CheckResult {
 
 async fn malformed(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let reference = media["ref"].as_str().unwrap_or_default().to_string();
+    let reference = media.reference.clone();
     let name = reference.trim_start_matches("strata-tool-media:").to_string();
     let hash = name.get(..64).unwrap_or_default().to_string();
     let bad = [

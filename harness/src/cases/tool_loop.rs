@@ -144,7 +144,7 @@ async fn keep_alive(ctx: Ctx) -> CheckResult {
         "at least 2 keep-alive comments during a 2.5 s call",
         format!("{} comments", stream.comments),
     )?;
-    expect_eq("result", Some("slept"), first_result(&stream)?["text"].as_str())
+    expect_eq("result", Some("slept"), Some(first_result(&stream)?.text.as_str()))
 }
 
 async fn no_tool_call_deltas(ctx: Ctx) -> CheckResult {

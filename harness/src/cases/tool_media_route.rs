@@ -92,7 +92,7 @@ fn not_found_body() -> serde_json::Value {
 
 async fn rejects_missing_token(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let url = media["url"].as_str().unwrap_or_default();
+    let url = media.url.as_str();
     let anonymous = ctx.http.get(url).without_key().send().await?;
     expect_eq("status without the key", 401, anonymous.status)?;
     expect_eq("status with the key", 200, fetch(&ctx.http, url).await?.status)
@@ -100,7 +100,7 @@ async fn rejects_missing_token(ctx: Ctx) -> CheckResult {
 
 async fn headers(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let reply = fetch(&ctx.http, media["url"].as_str().unwrap_or_default()).await?;
+    let reply = fetch(&ctx.http, media.url.as_str()).await?;
     let hash = sha256(&reply.body);
     expect_eq("Content-Type", Some("image/png".to_string()), reply.header("content-type"))?;
     expect_eq("Content-Length", Some(reply.body.len().to_string()), reply.header("content-length"))?;
@@ -115,7 +115,7 @@ async fn headers(ctx: Ctx) -> CheckResult {
 
 async fn not_modified(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let url = media["url"].as_str().unwrap_or_default();
+    let url = media.url.as_str();
     let etag = fetch(&ctx.http, url).await?.header("etag").unwrap_or_default();
     let reply = ctx.http.get(url).header("if-none-match", etag.as_bytes()).send().await?;
     expect_eq("status", 304, reply.status)?;
@@ -124,7 +124,7 @@ async fn not_modified(ctx: Ctx) -> CheckResult {
 
 async fn conditional_missing(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let url = media["url"].as_str().unwrap_or_default().to_string();
+    let url = media.url.clone();
     let name = url.rsplit('/').next().unwrap_or_default().to_string();
     let etag = format!("\"{}\"", name.get(..64).unwrap_or_default());
     let file = ctx.cache_dir()?.join(&name);
@@ -144,7 +144,7 @@ async fn conditional_missing(ctx: Ctx) -> CheckResult {
 
 async fn head(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let url = media["url"].as_str().unwrap_or_default();
+    let url = media.url.as_str();
     let get = fetch(&ctx.http, url).await?;
     let head = ctx.http.call(http::Method::HEAD, url).send().await?;
     expect_eq("status", 200, head.status)?;
@@ -156,7 +156,7 @@ async fn head(ctx: Ctx) -> CheckResult {
 
 async fn hostile_names(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let name = media["url"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default().to_string();
+    let name = media.name().to_string();
     let hash = name.get(..64).unwrap_or_default().to_string();
     // A canary beside the configuration, one folder above the cache, when the harness wrote it.
     if let Ok(dir) = ctx.cache_dir()
@@ -203,7 +203,7 @@ async fn never_follows_links(ctx: Ctx) -> CheckResult {
 
 async fn feature_off(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
-    expect(result.get("media").is_none(), "no media entry with the feature off", result.to_string())?;
+    expect(result.media.is_empty(), "no media entry with the feature off", result.raw.to_string())?;
     let name = format!("{}.png", sha256(&picture(PictureFormat::Png, 64, 48, 1)));
     let reply = ctx.http.get(&format!("/tool-media/{name}")).send().await?;
     expect_eq("status", 404, reply.status)

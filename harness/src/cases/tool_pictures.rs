@@ -7,7 +7,7 @@ use fixtures::images::{PictureFormat, picture};
 use serde_json::json;
 
 use super::case;
-use super::common::{answer, call, fetch, first_result, media_of, one_picture, opt_in, read_until, sha256, stream};
+use super::common::{answer, call, fetch, first_result, one_picture, opt_in, read_until, sha256, stream};
 use crate::case::{Case, CheckError, CheckResult, broken, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{Scenario, Setup, own};
@@ -154,7 +154,7 @@ fn expected_png() -> Vec<u8> {
 
 async fn cached_by_hash(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let url = media["url"].as_str().unwrap_or_default().to_string();
+    let url = media.url.clone();
     let reply = fetch(&ctx.http, &url).await?;
     expect_eq("status", 200, reply.status)?;
     let name = url.rsplit('/').next().unwrap_or_default();
@@ -165,7 +165,7 @@ async fn cached_by_hash(ctx: Ctx) -> CheckResult {
 async fn private_files(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
     let dir = ctx.cache_dir()?;
-    let name = media["url"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default().to_string();
+    let name = media.name().to_string();
     let folder = std::fs::metadata(&dir).map_err(|e| broken(format!("{}: {e}", dir.display())))?;
     expect_eq("folder mode", 0o700, folder.permissions().mode() & 0o777)?;
     let file = std::fs::metadata(dir.join(&name)).map_err(|e| broken(format!("{name}: {e}")))?;
@@ -174,30 +174,30 @@ async fn private_files(ctx: Ctx) -> CheckResult {
 
 async fn magic_decides(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    expect_eq("mime", Some("image/png"), media["mime"].as_str())?;
-    let reference = media["ref"].as_str().unwrap_or_default();
+    expect_eq("mime", "image/png", media.mime.as_str())?;
+    let reference = media.reference.as_str();
     expect(reference.ends_with(".png"), "a .png name", reference.to_string())
 }
 
 async fn only_rasters(ctx: Ctx) -> CheckResult {
-    let results = stream(&ctx.http, opt_in()).await?.results();
+    let results = stream(&ctx.http, opt_in()).await?.results()?;
     expect_eq("results", 4, results.len())?;
     for result in &results {
-        expect(result.get("media").is_none(), "no media entry", result.to_string())?;
+        expect(result.media.is_empty(), "no media entry", result.raw.to_string())?;
     }
     Ok(())
 }
 
 async fn four_per_call(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
-    expect_eq("media entries", 4, media_of(&result).len())?;
-    let text = result["text"].as_str().unwrap_or_default();
+    expect_eq("media entries", 4, result.media.len())?;
+    let text = result.text.as_str();
     expect_eq("pictures named in the text", 6, text.matches("[image (image/png, ").count())
 }
 
 async fn size_cap(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
-    expect(result.get("media").is_none(), "no media entry", result.to_string())
+    expect(result.media.is_empty(), "no media entry", result.raw.to_string())
 }
 
 async fn entry_shape(ctx: Ctx) -> CheckResult {
@@ -205,7 +205,7 @@ async fn entry_shape(ctx: Ctx) -> CheckResult {
     let png = expected_png();
     let name = format!("{}.png", sha256(&png));
     let wanted = json!({"ref": format!("strata-tool-media:{name}"), "url": format!("/tool-media/{name}"), "mime": "image/png", "bytes": png.len(), "width": 80, "height": 60});
-    expect_eq("the media entry", wanted, media)
+    expect_eq("the media entry", wanted, media.raw)
 }
 
 async fn no_base64(ctx: Ctx) -> CheckResult {
@@ -222,16 +222,16 @@ async fn no_base64(ctx: Ctx) -> CheckResult {
 async fn unwritable_cache(ctx: Ctx) -> CheckResult {
     let stream = stream(&ctx.http, opt_in()).await?;
     let result = first_result(&stream)?;
-    expect_eq("ok", Some(true), result["ok"].as_bool())?;
-    expect(result.get("media").is_none(), "no media entry", result.to_string())?;
-    let text = result["text"].as_str().unwrap_or_default();
+    expect_eq("ok", true, result.ok)?;
+    expect(result.media.is_empty(), "no media entry", result.raw.to_string())?;
+    let text = result.text.as_str();
     expect(text.starts_with("1 picture of 64x48"), "the text result", text.to_string())?;
     expect(stream.content().ends_with("still here"), "the answer goes on", stream.content())
 }
 
 async fn persists(ctx: Ctx) -> CheckResult {
     let media = one_picture(&ctx).await?;
-    let url = media["url"].as_str().unwrap_or_default().to_string();
+    let url = media.url.clone();
     let http = ctx.restart().await?;
     let reply = fetch(&http, &url).await?;
     expect_eq("status after the restart", 200, reply.status)?;

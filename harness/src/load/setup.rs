@@ -91,12 +91,8 @@ async fn warm_up(http: &Http) -> Result<Vec<String>, String> {
         "messages": [{"role": "user", "content": "warm up"}]});
     let reply = http.post_json("/v1/chat/completions", &body).send().await.map_err(|e| format!("{e:?}"))?;
     let stream = EventStream::parse(&reply.text());
-    let names: Vec<String> = stream
-        .results()
-        .iter()
-        .flat_map(|r| r["media"].as_array().cloned().unwrap_or_default())
-        .filter_map(|m| m["url"].as_str().map(|u| u.trim_start_matches("/tool-media/").to_string()))
-        .collect();
+    let results = stream.results().map_err(|e| format!("{e:?}"))?;
+    let names: Vec<String> = results.iter().flat_map(|r| &r.media).map(|m| m.name().to_string()).collect();
     if names.len() != 3 {
         return Err(format!("the warm-up turn cached {} pictures instead of 3", names.len()));
     }

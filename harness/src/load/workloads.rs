@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::options::Op;
 use super::recorder::{Phase, Recorder};
+use crate::events::{self, Event};
 use crate::http::Http;
 
 /// Lowercase hex SHA-256.
@@ -96,22 +97,19 @@ async fn stream_turn(
             if chunk.get("error").is_some() {
                 return Err("an error event".to_string());
             }
-            let event = &chunk["strata_mcp"];
-            match event["event"].as_str() {
-                Some("call") if !saw_call => {
+            let event =
+                events::parse(&chunk["strata_mcp"]).map_err(|_| "an event not of SPEC 6.2's shape".to_string())?;
+            match event {
+                Event::Call { .. } if !saw_call => {
                     saw_call = true;
                     recorder.latency(op, Phase::ToCall, intended.elapsed());
                 }
-                Some("result") => {
+                Event::Result(result) => {
                     if !saw_result {
                         saw_result = true;
                         recorder.latency(op, Phase::ToResult, intended.elapsed());
                     }
-                    for media in event["media"].as_array().into_iter().flatten() {
-                        if let Some(url) = media["url"].as_str() {
-                            announced.push(url.trim_start_matches("/tool-media/").to_string());
-                        }
-                    }
+                    announced.extend(result.media.iter().map(|m| m.name().to_string()));
                 }
                 _ => {}
             }
