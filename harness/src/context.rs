@@ -49,12 +49,12 @@ impl Ctx {
         instance
             .restart(&self.target)
             .await
-            .map_err(|e| CheckError::Fail { expected: "the server starts again".into(), actual: e })?;
+            .map_err(|e| CheckError::Fail { expected: "the server starts again".into(), actual: e.to_string() })?;
         Ok(instance.http.fresh())
     }
 
     /// Starts a server process with `config` and reports how it ended.
     pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, CheckError> {
-        self.target.launch(config).await.map_err(CheckError::NotRun)
+        self.target.launch(config).await.map_err(|e| CheckError::NotRun(e.to_string()))
     }
 }

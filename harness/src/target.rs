@@ -69,6 +69,63 @@ pub enum StartError {
     Failed(String),
 }
 
+/// Why a server could not be started by the harness (one line in the report).
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The embedded target was built without a launcher binary.
+    #[error("no mediacheck binary to start servers with")]
+    NoLauncher,
+    /// The url target starts nothing.
+    #[error("the url target cannot start servers")]
+    UrlTarget,
+    /// A file, a folder or a port the harness needed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The spawn template is not a command line.
+    #[error("the command template cannot be split: {0}")]
+    Template(String),
+    /// The spawn template has no words.
+    #[error("the spawn template is empty")]
+    EmptyTemplate,
+    /// The command could not be started.
+    #[error("could not start '{program}': {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A pipe the harness asked for is not there.
+    #[error("the server's {0} is not piped")]
+    NoPipe(&'static str),
+    /// The instance has no configuration file.
+    #[error("no configuration to start")]
+    NoConfig,
+    /// The reference server refused the configuration, or did not start.
+    #[error("failed to start: {0}")]
+    Embedded(String),
+    /// The process exited before it was ready.
+    #[error("the server exited ({status}) before /health answered: {last}")]
+    Exited {
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The last line of its stderr.
+        last: String,
+    },
+    /// The process never answered `/health`.
+    #[error("the server did not answer /health within 60 s")]
+    NoHealth,
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ServerError {
+    move |source| ServerError::Io { what, source }
+}
+
 /// How a launched process ended.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -141,28 +198,28 @@ impl Target {
             _fixture: fixture,
             _dir: Some(dir),
         };
-        instance.boot(self).await.map_err(StartError::Failed)?;
+        instance.boot(self).await.map_err(|e| StartError::Failed(e.to_string()))?;
         Ok(instance)
     }
 
     /// Starts a server process for `config` (written to a temp folder) and reports how it ended:
     /// its exit code, or `None` once it printed its ready line and answered `/health` (it is then stopped).
-    pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, String> {
+    pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, ServerError> {
         let template = match self {
             Target::Embedded { launcher: Some(exe) } => {
                 format!("{} serve-reference --config {{config}} --port {{port}}", exe.display())
             }
-            Target::Embedded { launcher: None } => return Err("no mediacheck binary to start servers with".into()),
+            Target::Embedded { launcher: None } => return Err(ServerError::NoLauncher),
             Target::Spawn { template } => template.clone(),
-            Target::Url { .. } => return Err("the url target cannot start servers".into()),
+            Target::Url { .. } => return Err(ServerError::UrlTarget),
         };
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let dir = tempfile::tempdir().map_err(io("no temp folder"))?;
         let path = dir.path().join("launch.json");
-        std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
+        std::fs::write(&path, config.to_string()).map_err(io("could not write the configuration"))?;
         let port = free_port()?;
         let mut child = spawn_server(&template, &path, port, &[], Stdio::piped())?;
-        let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut stderr_pipe = child.stderr.take().ok_or("no stderr")?;
+        let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or(ServerError::NoPipe("stdout"))?);
+        let mut stderr_pipe = child.stderr.take().ok_or(ServerError::NoPipe("stderr"))?;
         let stderr_task = tokio::spawn(async move {
             let mut text = String::new();
             let _ = stderr_pipe.read_to_string(&mut text).await;
@@ -215,22 +272,22 @@ pub(crate) fn spawn_server(
     port: u16,
     scripts: &[String],
     stdout: Stdio,
-) -> Result<tokio::process::Child, String> {
+) -> Result<tokio::process::Child, ServerError> {
     let argv = expand(template, config, port, scripts)?;
-    let (program, args) = argv.split_first().ok_or("the spawn template is empty")?;
+    let (program, args) = argv.split_first().ok_or(ServerError::EmptyTemplate)?;
     tokio::process::Command::new(program)
         .args(args)
         .stdout(stdout)
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("could not start '{program}': {e}"))
+        .map_err(|source| ServerError::Spawn { program: program.clone(), source })
 }
 
 impl Instance {
     /// Starts the server for this instance's configuration (again, after a stop).
-    async fn boot(&mut self, target: &Target) -> Result<(), String> {
-        let path = self.config_path.clone().ok_or("no configuration to start")?;
+    async fn boot(&mut self, target: &Target) -> Result<(), ServerError> {
+        let path = self.config_path.clone().ok_or(ServerError::NoConfig)?;
         match target {
             Target::Embedded { .. } => {
                 let overrides = Overrides {
@@ -239,9 +296,9 @@ impl Instance {
                     scripts: self.setup.scripts.clone(),
                     ..Overrides::default()
                 };
-                let loaded = RunConfig::load(&path, &overrides).map_err(|e| e.to_string())?;
+                let loaded = RunConfig::load(&path, &overrides).map_err(|e| ServerError::Embedded(e.to_string()))?;
                 let server =
-                    reference_server::start(loaded.config).await.map_err(|e| format!("failed to start: {e}"))?;
+                    reference_server::start(loaded.config).await.map_err(|e| ServerError::Embedded(e.to_string()))?;
                 self.http = Http::new(&server.url(), self.setup.api_key.clone());
                 self.server = Server::Embedded(server);
             }
@@ -253,13 +310,13 @@ impl Instance {
                 self.http = http;
                 self.server = Server::Spawned(child);
             }
-            Target::Url { .. } => return Err("the url target cannot start servers".into()),
+            Target::Url { .. } => return Err(ServerError::UrlTarget),
         }
         Ok(())
     }
 
     /// Stops the server and starts it again on the same configuration folder (its cache included).
-    pub async fn restart(&mut self, target: &Target) -> Result<(), String> {
+    pub async fn restart(&mut self, target: &Target) -> Result<(), ServerError> {
         self.stop_server().await;
         self.boot(target).await
     }
@@ -281,7 +338,7 @@ impl Instance {
     }
 }
 
-pub(crate) async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Result<(), String> {
+pub(crate) async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Result<(), ServerError> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         if http.get("/health").without_key().send().await.is_ok_and(|r| r.status == 200) {
@@ -295,10 +352,10 @@ pub(crate) async fn wait_for_health(http: &Http, child: &mut tokio::process::Chi
                     last = line;
                 }
             }
-            return Err(format!("the server exited ({status}) before /health answered: {last}"));
+            return Err(ServerError::Exited { status, last });
         }
         if tokio::time::Instant::now() > deadline {
-            return Err("the server did not answer /health within 60 s".into());
+            return Err(ServerError::NoHealth);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -311,8 +368,8 @@ pub(crate) fn expand(
     config: &std::path::Path,
     port: u16,
     scripts: &[String],
-) -> Result<Vec<String>, String> {
-    let words = shell_words::split(template).map_err(|e| format!("the command template cannot be split: {e}"))?;
+) -> Result<Vec<String>, ServerError> {
+    let words = shell_words::split(template).map_err(|e| ServerError::Template(e.to_string()))?;
     let mut argv = Vec::new();
     for word in words {
         if word == "{scripts}" {
@@ -327,9 +384,9 @@ pub(crate) fn expand(
     Ok(argv)
 }
 
-pub(crate) fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+pub(crate) fn free_port() -> Result<u16, ServerError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(io("no free port"))?;
+    listener.local_addr().map(|a| a.port()).map_err(io("no free port"))
 }
 
 #[cfg(test)]
@@ -357,7 +414,7 @@ mod tests {
             "s 1",
             "--x y",
         ];
-        assert_eq!(argv, Ok(expected.map(String::from).to_vec()));
+        assert_eq!(argv.ok(), Some(expected.map(String::from).to_vec()));
         assert!(expand("server 'unclosed", config, 1, &[]).is_err());
     }
 }

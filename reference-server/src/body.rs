@@ -14,7 +14,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::{Map, Value};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 
 /// The most JSON values (every object, array, string, number, boolean and null, at any depth) built
 /// from one request's known fields: a bound on the parsed body's memory, far above any real request
@@ -42,7 +42,7 @@ pub async fn read_json(
     let Ok(read) = tokio::time::timeout(timeout, read).await else {
         return Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
-            "invalid_request_error",
+            ErrorKind::InvalidRequest,
             format!("the request body did not arrive within {} s", timeout.as_secs()),
         ));
     };
@@ -128,7 +128,7 @@ async fn read_within(
 fn busy() -> ApiError {
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
-        "server_error",
+        ErrorKind::Server,
         "the server is reading other large requests: try again in a moment",
     )
 }
@@ -145,7 +145,7 @@ pub fn parse_bounded(bytes: &[u8], keep: &[&str], max_values: usize) -> Result<V
         if left.get() == 0 && error.to_string().starts_with(TOO_MANY) {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "invalid_request_error",
+                ErrorKind::InvalidRequest,
                 format!("the request holds more than {max_values} JSON values"),
             )
         } else {

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::auth;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::paths;
 use crate::state::AppState;
 
@@ -42,5 +42,5 @@ async fn not_found() -> Response {
 }
 
 async fn method_not_allowed() -> Response {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "invalid_request_error", "method not allowed").into_response()
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, ErrorKind::InvalidRequest, "method not allowed").into_response()
 }

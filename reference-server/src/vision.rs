@@ -12,6 +12,7 @@ pub use geometry::Geometry;
 
 use crate::config::{StartupError, VisionBackendKind, VisionSettings};
 use crate::media::Format;
+use crate::media::format::HeaderError;
 
 /// What a backend made of one picture.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,14 +41,34 @@ impl Embeddings {
     }
 }
 
+/// Why a picture could not be prepared: the reason in `[image omitted: …]`, or a 400's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PictureError {
+    /// No magic of a known format.
+    #[error("the picture is not PNG, JPEG, WebP, GIF or BMP")]
+    NotAPicture,
+    /// The header does not give the size.
+    #[error(transparent)]
+    Header(#[from] HeaderError),
+    /// The pixels do not decode.
+    #[error("the {0} picture could not be decoded")]
+    Undecodable(&'static str),
+    /// The canvas the header claims is too large to decode.
+    #[error("the picture has more than {0} megapixels")]
+    TooManyPixels(u64),
+    /// The backend itself failed.
+    #[error("libtorch could not prepare the picture")]
+    Backend,
+}
+
 /// A vision preparation backend.
 pub trait VisionBackend: Send + Sync + 'static {
     /// The backend's name for `/v1/status`.
     fn name(&self) -> &'static str;
     /// The geometry it follows.
     fn geometry(&self) -> Geometry;
-    /// Prepares a picture; the error is a short reason for `[image omitted: …]`.
-    fn prepare(&self, picture: &[u8]) -> Result<VisionInput, String>;
+    /// Prepares a picture.
+    fn prepare(&self, picture: &[u8]) -> Result<VisionInput, PictureError>;
 }
 
 /// The plain-Rust backend: reads the picture's size from its header and counts tokens.
@@ -64,8 +85,8 @@ impl VisionBackend for GeometryBackend {
         self.geometry
     }
 
-    fn prepare(&self, picture: &[u8]) -> Result<VisionInput, String> {
-        let format = Format::sniff(picture).ok_or("the picture is not PNG, JPEG, WebP, GIF or BMP")?;
+    fn prepare(&self, picture: &[u8]) -> Result<VisionInput, PictureError> {
+        let format = Format::sniff(picture).ok_or(PictureError::NotAPicture)?;
         let (width, height) = format.dimensions(picture)?;
         Ok(VisionInput { tokens: self.geometry.tokens(height, width), embeddings: None })
     }

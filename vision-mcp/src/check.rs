@@ -34,9 +34,49 @@ pub struct Report {
     pub passed: bool,
 }
 
+/// Why the check could not run to the end (one line for the terminal).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be built")]
+    Client,
+    /// No answer from the URL.
+    #[error("could not reach {url}: {why}")]
+    Unreachable {
+        /// The URL checked.
+        url: String,
+        /// What probably went wrong, and what to look at.
+        why: &'static str,
+    },
+    /// The server answered the preflight with an error.
+    #[error("{url} refused the check (HTTP {status}): {message}")]
+    Refused {
+        /// The URL checked.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The server's one-line message.
+        message: String,
+    },
+    /// The MCP handshake failed.
+    #[error("could not initialize with {url}: {detail}")]
+    Initialize {
+        /// The URL checked.
+        url: String,
+        /// What the SDK said.
+        detail: String,
+    },
+    /// `tools/list` failed.
+    #[error("tools/list failed: {0}")]
+    ListTools(String),
+    /// `tools/call` failed.
+    #[error("tools/call failed: {0}")]
+    CallTool(String),
+}
+
 /// One plain `initialize` POST before the SDK client, so a refusal by the guard comes back as the
 /// server's one-line message instead of an SDK error dump. Its session is deleted again.
-async fn preflight(request: &CheckRequest) -> Result<(), String> {
+async fn preflight(request: &CheckRequest) -> Result<(), CheckError> {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "vision-mcp-check", "version": env!("CARGO_PKG_VERSION")}}});
@@ -44,7 +84,7 @@ async fn preflight(request: &CheckRequest) -> Result<(), String> {
         .no_proxy()
         .timeout(std::time::Duration::from_secs(15))
         .build()
-        .map_err(|_| "the HTTP client could not be built".to_string())?;
+        .map_err(|_| CheckError::Client)?;
     let response = client
         .post(&request.url)
         .bearer_auth(&request.token)
@@ -61,7 +101,7 @@ async fn preflight(request: &CheckRequest) -> Result<(), String> {
             } else {
                 "the request failed"
             };
-            format!("could not reach {}: {why}", request.url)
+            CheckError::Unreachable { url: request.url.clone(), why }
         })?;
     let status = response.status();
     let session = response.headers().get("mcp-session-id").cloned();
@@ -71,7 +111,7 @@ async fn preflight(request: &CheckRequest) -> Result<(), String> {
             .ok()
             .and_then(|v| v["error"].as_str().map(str::to_string))
             .unwrap_or_else(|| "no explanation given".into());
-        return Err(format!("{} refused the check (HTTP {}): {message}", request.url, status.as_u16()));
+        return Err(CheckError::Refused { url: request.url.clone(), status: status.as_u16(), message });
     }
     if let Some(session) = session {
         let _ = client.delete(&request.url).bearer_auth(&request.token).header("mcp-session-id", session).send().await;
@@ -80,7 +120,7 @@ async fn preflight(request: &CheckRequest) -> Result<(), String> {
 }
 
 /// Runs the check and returns what to print.
-pub async fn run(request: &CheckRequest) -> Result<Report, String> {
+pub async fn run(request: &CheckRequest) -> Result<Report, CheckError> {
     preflight(request).await?;
     let config = StreamableHttpClientTransportConfig::with_uri(request.url.as_str()).auth_header(request.token.clone());
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
@@ -88,8 +128,10 @@ pub async fn run(request: &CheckRequest) -> Result<Report, String> {
         ClientCapabilities::default(),
         Implementation::new("vision-mcp-check", env!("CARGO_PKG_VERSION")),
     );
-    let service =
-        client.serve(transport).await.map_err(|e| format!("could not initialize with {}: {e}", request.url))?;
+    let service = client
+        .serve(transport)
+        .await
+        .map_err(|e| CheckError::Initialize { url: request.url.clone(), detail: e.to_string() })?;
     let mut out = String::new();
     if let Some(info) = service.peer().peer_info() {
         let server = info.server_info.clone().unwrap_or_default();
@@ -98,7 +140,7 @@ pub async fn run(request: &CheckRequest) -> Result<Report, String> {
             server.name, server.version, info.protocol_version
         ));
     }
-    let tools = service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = service.peer().list_all_tools().await.map_err(|e| CheckError::ListTools(e.to_string()))?;
     for tool in &tools {
         out.push_str(&format!("tool: {}\n", tool.name));
     }
@@ -113,7 +155,7 @@ pub async fn run(request: &CheckRequest) -> Result<Report, String> {
             .peer()
             .call_tool(CallToolRequestParams::new(crate::server::TOOL).with_arguments(arguments))
             .await
-            .map_err(|e| format!("tools/call failed: {e}"))?;
+            .map_err(|e| CheckError::CallTool(e.to_string()))?;
         let text: Vec<String> = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
         passed = result.is_error != Some(true);
         let label = if passed { "answer" } else { "refused" };

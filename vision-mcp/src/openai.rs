@@ -89,6 +89,11 @@ pub struct OpenAi {
     max_output_tokens: u32,
 }
 
+/// The HTTP client could not be built (no TLS backend, say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the HTTP client could not be built")]
+pub struct ClientError;
+
 impl std::fmt::Debug for OpenAi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAi").field("model", &self.model).finish_non_exhaustive()
@@ -97,12 +102,8 @@ impl std::fmt::Debug for OpenAi {
 
 impl OpenAi {
     /// A client for `base` (production: [`OPENAI_BASE`]). Proxy variables are not honoured.
-    pub fn new(base: &str, key: &str, model: &str, max_output_tokens: u32) -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(TIMEOUT)
-            .build()
-            .map_err(|_| "the HTTP client could not be built".to_string())?;
+    pub fn new(base: &str, key: &str, model: &str, max_output_tokens: u32) -> Result<Self, ClientError> {
+        let client = reqwest::Client::builder().no_proxy().timeout(TIMEOUT).build().map_err(|_| ClientError)?;
         Ok(Self {
             client,
             base: base.trim_end_matches('/').to_string(),

@@ -92,12 +92,12 @@ impl ServerHandler for VisionServer {
             outcome = self.analyzer.analyze(image, prompt, detail) => outcome,
             () = context.ct.cancelled() => {
                 tracing::info!("analyze_image cancelled by the client; the request to OpenAI was aborted");
-                Err("the call was cancelled".to_string())
+                Err(crate::tool::Refusal::Cancelled)
             }
         };
         let result = match outcome {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Err(reason) => CallToolResult::error(vec![ContentBlock::text(reason)]),
+            Err(reason) => CallToolResult::error(vec![ContentBlock::text(reason.to_string())]),
         };
         Ok(result.into())
     }

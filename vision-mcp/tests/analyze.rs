@@ -127,7 +127,7 @@ async fn every_refusal_sends_nothing_and_consumes_nothing() {
     ];
     let mut messages = Vec::new();
     for (image, detail) in cases {
-        let refused = analyzer.analyze(&image, PROMPT, detail).await.expect_err(&image);
+        let refused = analyzer.analyze(&image, PROMPT, detail).await.expect_err(&image).to_string();
         messages.push(refused);
     }
     assert!(analyzer.analyze("ok.png", "   ", None).await.is_err(), "an empty prompt");
@@ -204,12 +204,12 @@ async fn an_upstream_error_is_one_line_without_its_body_and_still_counts() {
         .await;
     setup.write("a.png", &png(20, 20));
     let analyzer = setup.analyzer(&server.uri());
-    let error = analyzer.analyze("a.png", PROMPT, None).await.expect_err("a failure");
+    let error = analyzer.analyze("a.png", PROMPT, None).await.expect_err("a failure").to_string();
     assert!(error.contains("HTTP 500"), "{error}");
     assert!(!error.contains("UPSTREAM-SECRET") && !error.contains(KEY), "{error}");
     assert_eq!(analyzer.budget().used_today(), Ok(1), "a failed call stays consumed");
     let unreachable = setup.analyzer("http://127.0.0.1:9");
-    let error = unreachable.analyze("a.png", PROMPT, None).await.expect_err("unreachable");
+    let error = unreachable.analyze("a.png", PROMPT, None).await.expect_err("unreachable").to_string();
     assert!(error.contains("could not be reached"), "{error}");
 }
 
@@ -228,7 +228,7 @@ async fn concurrent_calls_never_exceed_the_budget_and_it_survives_a_restart() {
     assert_eq!(answered, 3, "{outcomes:?}");
     assert_eq!(requests(&server).await.len(), 3, "exactly the budget reached the API");
     for refusal in outcomes.iter().filter_map(|o| o.as_ref().err()) {
-        assert!(refusal.contains("10 minutes"), "{refusal}");
+        assert!(refusal.to_string().contains("10 minutes"), "{refusal}");
     }
     // A new process on the same database: the calls are still counted.
     let restarted = setup.analyzer(&server.uri());
@@ -244,7 +244,7 @@ async fn an_unusable_usage_database_means_no_request() {
     setup.write("a.png", &png(20, 20));
     std::fs::create_dir(setup.dir.path().join("a-folder.sqlite3")).expect("a folder where the file should be");
     setup.settings.usage_db = setup.dir.path().join("a-folder.sqlite3");
-    let error = setup.analyzer(&server.uri()).analyze("a.png", PROMPT, None).await.expect_err("refused");
+    let error = setup.analyzer(&server.uri()).analyze("a.png", PROMPT, None).await.expect_err("refused").to_string();
     assert!(error.contains("usage database"), "{error}");
     assert!(requests(&server).await.is_empty());
 }

@@ -90,7 +90,7 @@ async fn bombs_animation_and_hard_links_are_refused_and_send_nothing() {
         ("moving.webp", "animated pictures"),
         ("linked.png", "hard link"),
     ] {
-        let refused = analyzer.analyze(name, PROMPT, None).await.expect_err(name);
+        let refused = analyzer.analyze(name, PROMPT, None).await.expect_err(name).to_string();
         assert!(refused.contains(expected), "{name}: {refused}");
     }
     assert!(requests(&server).await.is_empty());

@@ -95,7 +95,7 @@ async fn use_server(base: &str, key: &str, stop: &AtomicBool) -> HonestFigures {
                 Ok(()) => figures.turns_ok += 1,
                 Err(error) => {
                     figures.turns_failed += 1;
-                    fail(&mut figures, error);
+                    fail(&mut figures, error.to_string());
                 }
             }
             next_turn = Instant::now() + Duration::from_millis(250);
@@ -109,8 +109,32 @@ async fn use_server(base: &str, key: &str, stop: &AtomicBool) -> HonestFigures {
     figures
 }
 
+/// How an honest chat turn went wrong.
+#[derive(Debug, thiserror::Error)]
+enum TurnError {
+    /// No answer.
+    #[error("chat: {0}")]
+    Sent(reqwest::Error),
+    /// An answer that is not JSON.
+    #[error("chat answered {status}: {source}")]
+    NotJson {
+        /// Its status.
+        status: u16,
+        /// Why it did not parse.
+        source: reqwest::Error,
+    },
+    /// Another answer than the scripted "ok".
+    #[error("chat answered {status}: {answer}")]
+    Wrong {
+        /// Its status.
+        status: u16,
+        /// What it said.
+        answer: serde_json::Value,
+    },
+}
+
 /// One chat turn; the scripted answer is "ok".
-async fn turn(client: &reqwest::Client, base: &str, key: &str) -> Result<(), String> {
+async fn turn(client: &reqwest::Client, base: &str, key: &str) -> Result<(), TurnError> {
     let body = serde_json::json!({"messages": [{"role": "user", "content": "hello"}], "stream": false});
     let response = client
         .post(format!("{base}/v1/chat/completions"))
@@ -118,11 +142,11 @@ async fn turn(client: &reqwest::Client, base: &str, key: &str) -> Result<(), Str
         .json(&body)
         .send()
         .await
-        .map_err(|e| format!("chat: {e}"))?;
+        .map_err(TurnError::Sent)?;
     let status = response.status().as_u16();
-    let answer: serde_json::Value = response.json().await.map_err(|e| format!("chat answered {status}: {e}"))?;
+    let answer: serde_json::Value = response.json().await.map_err(|source| TurnError::NotJson { status, source })?;
     match answer["choices"][0]["message"]["content"].as_str() {
         Some("ok") if status == 200 => Ok(()),
-        _ => Err(format!("chat answered {status}: {answer}")),
+        _ => Err(TurnError::Wrong { status, answer }),
     }
 }

@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::http::Http;
-use crate::target::{expand, free_port, wait_for_health};
+use crate::target::{ServerError, expand, free_port, wait_for_health};
 
 /// A started server process.
 pub struct UnderAttack {
@@ -17,13 +17,14 @@ pub struct UnderAttack {
 
 impl UnderAttack {
     /// Writes `config`, starts `template` on a free port and waits for `/health`.
-    pub async fn start(template: &str, config: &serde_json::Value) -> Result<Self, String> {
-        let dir = tempfile::tempdir().map_err(|e| format!("no temp folder: {e}"))?;
+    pub async fn start(template: &str, config: &serde_json::Value) -> Result<Self, ServerError> {
+        let dir = tempfile::tempdir().map_err(|source| ServerError::Io { what: "no temp folder", source })?;
         let path = dir.path().join("attack.json");
-        std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
+        std::fs::write(&path, config.to_string())
+            .map_err(|source| ServerError::Io { what: "could not write the configuration", source })?;
         let port = free_port()?;
         let argv = expand(template, &path, port, &[])?;
-        let (program, args) = argv.split_first().ok_or("the command template is empty")?;
+        let (program, args) = argv.split_first().ok_or(ServerError::EmptyTemplate)?;
         let mut child = tokio::process::Command::new(program)
             .args(args)
             .stdin(Stdio::null())
@@ -31,7 +32,7 @@ impl UnderAttack {
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("could not start '{program}': {e}"))?;
+            .map_err(|source| ServerError::Spawn { program: program.clone(), source })?;
         let base = format!("http://127.0.0.1:{port}");
         wait_for_health(&Http::new(&base, None), &mut child).await?;
         Ok(Self { base, child, _dir: dir })

@@ -42,19 +42,33 @@ fn pictures() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// Why the vision-mcp run could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum VisionRunError {
+    /// The folder of hostile pictures could not be written.
+    #[error("the picture folder could not be written: {0}")]
+    Folder(#[from] std::io::Error),
+    /// vision-mcp could not be started.
+    #[error("could not start vision-mcp: {0}")]
+    Start(String),
+    /// vision-mcp did not complete `initialize`.
+    #[error("vision-mcp did not initialize: {0}")]
+    Initialize(String),
+}
+
 /// Runs every hostile picture against the vision-mcp binary at `binary`.
-pub async fn run(binary: &Path) -> Result<Vec<VisionResult>, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+pub async fn run(binary: &Path) -> Result<Vec<VisionResult>, VisionRunError> {
+    let dir = tempfile::tempdir()?;
     let root = dir.path().join("images");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::create_dir(&root)?;
     let mut names = Vec::new();
     for (name, bytes) in pictures() {
-        std::fs::write(root.join(name), bytes).map_err(|e| e.to_string())?;
+        std::fs::write(root.join(name), bytes)?;
         names.push(name.to_string());
     }
     let outside = dir.path().join("secret.png");
-    std::fs::write(&outside, picture(PictureFormat::Png, 12, 12, 3)).map_err(|e| e.to_string())?;
-    std::fs::hard_link(&outside, root.join("hard-link-to-outside.png")).map_err(|e| e.to_string())?;
+    std::fs::write(&outside, picture(PictureFormat::Png, 12, 12, 3))?;
+    std::fs::hard_link(&outside, root.join("hard-link-to-outside.png"))?;
     names.push("hard-link-to-outside.png".into());
     let mut results = Vec::new();
     for name in names {
@@ -63,7 +77,7 @@ pub async fn run(binary: &Path) -> Result<Vec<VisionResult>, String> {
     Ok(results)
 }
 
-async fn one(binary: &Path, dir: &Path, root: &Path, name: &str) -> Result<VisionResult, String> {
+async fn one(binary: &Path, dir: &Path, root: &Path, name: &str) -> Result<VisionResult, VisionRunError> {
     let mut command = tokio::process::Command::new(binary);
     command
         .env_clear()
@@ -71,10 +85,10 @@ async fn one(binary: &Path, dir: &Path, root: &Path, name: &str) -> Result<Visio
         .env("VISION_IMAGE_ROOT", root)
         .env("VISION_USAGE_DB", dir.join("usage.sqlite3"))
         .stderr(Stdio::null());
-    let transport = TokioChildProcess::new(command).map_err(|e| format!("could not start vision-mcp: {e}"))?;
-    let pid = transport.id().ok_or("vision-mcp has no pid")?;
+    let transport = TokioChildProcess::new(command).map_err(|e| VisionRunError::Start(e.to_string()))?;
+    let pid = transport.id().ok_or_else(|| VisionRunError::Start("it has no pid".into()))?;
     let client = ClientConfig::new(ClientCapabilities::default(), Implementation::new("mediacheck-attack", "1"));
-    let service = client.serve(transport).await.map_err(|e| format!("vision-mcp did not initialize: {e}"))?;
+    let service = client.serve(transport).await.map_err(|e| VisionRunError::Initialize(e.to_string()))?;
     let idle = memory_kib(pid, "VmRSS:").unwrap_or(0);
     let mut arguments = serde_json::Map::new();
     arguments.insert("image".into(), name.into());

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::LoadError;
 use super::options::{LoadOptions, MAX_IN_FLIGHT, Op, Pace};
 use super::recorder::Recorder;
 use super::report::{LoadReport, Memory};
@@ -43,13 +44,13 @@ impl Traffic {
 }
 
 /// Runs the load and returns what was measured.
-pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadReport, String> {
+pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadReport, LoadError> {
     let ops = options.scenario.ops();
     if ops.iter().any(|op| *op != Op::MediaGet) {
         target.chat.clone()?;
     }
     if ops.contains(&Op::MediaGet) && target.media.is_empty() {
-        return Err("media-get needs cached pictures: name them with --media".into());
+        return Err(LoadError::NoMedia);
     }
     let traffic = Traffic {
         http: target.http.clone(),
@@ -81,7 +82,7 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
     let _ = ticker.await;
     bar.finish_and_clear();
     let memory = target.in_process.then(Memory::of_this_process);
-    let recorder = Arc::try_unwrap(traffic.recorder).map_err(|_| "requests still running".to_string())?;
+    let recorder = Arc::try_unwrap(traffic.recorder).map_err(|_| LoadError::StillRunning)?;
     Ok(LoadReport::new(options, recorder.finish(), elapsed, sent.load(Ordering::Relaxed), memory))
 }
 

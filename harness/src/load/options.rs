@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::LoadError;
+
 /// The traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -99,21 +101,21 @@ pub const MAX_DURATION: Duration = Duration::from_secs(3600);
 pub const MAX_IN_FLIGHT: usize = 4096;
 
 /// Reads `30s`, `1.5m`, `500ms` or a plain number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, LoadError> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
         Some(at) => (&text[..at], &text[at..]),
         None => (text, "s"),
     };
-    let value: f64 = number.parse().map_err(|_| format!("'{text}' is not a duration (e.g. 30s, 2m, 500ms)"))?;
+    let value: f64 = number.parse().map_err(|_| LoadError::NotADuration(text.to_string()))?;
     let seconds = match unit {
         "ms" => value / 1000.0,
         "s" => value,
         "m" => value * 60.0,
-        _ => return Err(format!("'{text}': the unit must be ms, s or m")),
+        _ => return Err(LoadError::DurationUnit(text.to_string())),
     };
     if seconds.is_nan() || seconds <= 0.0 || Duration::from_secs_f64(seconds) > MAX_DURATION {
-        return Err(format!("'{text}': a duration above 0 and at most 1 hour"));
+        return Err(LoadError::DurationRange(text.to_string()));
     }
     Ok(Duration::from_secs_f64(seconds))
 }

@@ -4,6 +4,7 @@
 use fixtures::scripts::{answer_script, calls_script};
 use serde_json::{Value, json};
 
+use super::LoadError;
 use crate::http::Http;
 use crate::sse::EventStream;
 
@@ -19,7 +20,7 @@ pub struct LoadTarget {
     /// Whether the server runs in this process (its memory is this process's).
     pub in_process: bool,
     /// Which request kinds it can serve, and why not.
-    pub chat: Result<(), String>,
+    pub chat: Result<(), LoadError>,
     _embedded: Option<Embedded>,
 }
 
@@ -61,9 +62,12 @@ fn script_sets() -> Value {
 }
 
 /// Starts the embedded reference server for load and caches the `media-get` pictures.
-pub async fn embedded() -> Result<LoadTarget, String> {
-    let fixture = fixtures::http::serve_http(Default::default(), 0, None).await.map_err(|e| format!("fixture: {e}"))?;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+pub async fn embedded() -> Result<LoadTarget, LoadError> {
+    let failed = |e: &dyn std::fmt::Display| LoadError::Embedded(e.to_string());
+    let fixture = fixtures::http::serve_http(Default::default(), 0, None)
+        .await
+        .map_err(|e| LoadError::Embedded(format!("fixture: {e}")))?;
+    let dir = tempfile::tempdir().map_err(|e| failed(&e))?;
     let config = json!({
         "api_key": KEY,
         "mcp": {"image_results": true, "timeout_s": 120},
@@ -71,10 +75,10 @@ pub async fn embedded() -> Result<LoadTarget, String> {
         "engine": {"restart_per_request": true, "scripts": [answer_script("ok")], "script_sets": script_sets()},
     });
     let path = dir.path().join("load.json");
-    std::fs::write(&path, config.to_string()).map_err(|e| e.to_string())?;
+    std::fs::write(&path, config.to_string()).map_err(|e| failed(&e))?;
     let overrides = reference_server::config::Overrides { port: Some(0), ..Default::default() };
-    let loaded = reference_server::config::RunConfig::load(&path, &overrides).map_err(|e| e.to_string())?;
-    let server = reference_server::start(loaded.config).await.map_err(|e| e.to_string())?;
+    let loaded = reference_server::config::RunConfig::load(&path, &overrides).map_err(|e| failed(&e))?;
+    let server = reference_server::start(loaded.config).await.map_err(|e| failed(&e))?;
     let http = Http::new(&server.url(), Some(KEY.into()));
     let media = warm_up(&http).await?;
     Ok(LoadTarget {
@@ -86,32 +90,38 @@ pub async fn embedded() -> Result<LoadTarget, String> {
     })
 }
 
-async fn warm_up(http: &Http) -> Result<Vec<String>, String> {
+async fn warm_up(http: &Http) -> Result<Vec<String>, LoadError> {
     let body = json!({"model": "warm-up", "stream": true, "strata_mcp": true,
         "messages": [{"role": "user", "content": "warm up"}]});
-    let reply = http.post_json("/v1/chat/completions", &body).send().await.map_err(|e| format!("{e:?}"))?;
+    let reply =
+        http.post_json("/v1/chat/completions", &body).send().await.map_err(|e| LoadError::WarmUp(e.to_string()))?;
     let stream = EventStream::parse(&reply.text());
-    let results = stream.results().map_err(|e| format!("{e:?}"))?;
+    let results = stream.results().map_err(|e| LoadError::WarmUp(format!("{e:?}")))?;
     let names: Vec<String> = results.iter().flat_map(|r| &r.media).map(|m| m.name().to_string()).collect();
     if names.len() != 3 {
-        return Err(format!("the warm-up turn cached {} pictures instead of 3", names.len()));
+        return Err(LoadError::WarmUp(format!("it cached {} pictures instead of 3", names.len())));
     }
     Ok(names)
 }
 
 /// A server already running at `base`, on loopback unless `allow_remote`.
-pub fn url(base: &str, api_key: Option<String>, media: Vec<String>, allow_remote: bool) -> Result<LoadTarget, String> {
-    let uri: http::Uri = base.parse().map_err(|_| format!("{base} is not a URL"))?;
+pub fn url(
+    base: &str,
+    api_key: Option<String>,
+    media: Vec<String>,
+    allow_remote: bool,
+) -> Result<LoadTarget, LoadError> {
+    let uri: http::Uri = base.parse().map_err(|_| LoadError::NotAUrl(base.to_string()))?;
     let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
     let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     if !loopback && !allow_remote {
-        return Err(format!("{base} is not on loopback: pass --allow-remote to load another host"));
+        return Err(LoadError::NotLoopback(base.to_string()));
     }
     Ok(LoadTarget {
         http: Http::new(base, api_key),
         media,
         in_process: false,
-        chat: Err("chat scenarios need the embedded server (its fixture MCP server scripts the pictures)".into()),
+        chat: Err(LoadError::ChatNeedsEmbedded),
         _embedded: None,
     })
 }

@@ -16,16 +16,45 @@ fn sha256(bytes: &[u8]) -> String {
     fixtures::images::sha256_hex(bytes)
 }
 
+/// How one request failed: the kind the report counts errors by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// No answer (build, connect, timeout, body: [`crate::http::HttpError::kind`]).
+    #[error("{0}")]
+    Http(&'static str),
+    /// An answer with another status.
+    #[error("status {0}")]
+    Status(u16),
+    /// A picture whose bytes do not hash to its name.
+    #[error("integrity")]
+    Integrity,
+    /// The stream stopped in the middle.
+    #[error("the stream broke off")]
+    BrokeOff,
+    /// A `data:` line that is not JSON.
+    #[error("a chunk that is not JSON")]
+    NotJson,
+    /// An error event in the stream.
+    #[error("an error event")]
+    ErrorEvent,
+    /// A `strata_mcp` event not of SPEC 6.2's shape.
+    #[error("an event not of SPEC 6.2's shape")]
+    BadEvent,
+    /// No `[DONE]`.
+    #[error("the stream ended without [DONE]")]
+    NoDone,
+}
+
 /// Fetches a cached picture and checks its bytes against its name. Returns whether it came back whole.
-pub async fn fetch_and_check(http: &Http, name: &str, recorder: &Recorder) -> Result<(), String> {
-    let reply = http.get(&format!("/tool-media/{name}")).send().await.map_err(|e| e.kind().to_string())?;
+pub async fn fetch_and_check(http: &Http, name: &str, recorder: &Recorder) -> Result<(), Failure> {
+    let reply = http.get(&format!("/tool-media/{name}")).send().await.map_err(|e| Failure::Http(e.kind()))?;
     if reply.status != 200 {
         recorder.picture(false, 0);
-        return Err(format!("status {}", reply.status));
+        return Err(Failure::Status(reply.status));
     }
     let whole = name.get(..64) == Some(sha256(&reply.body).as_str());
     recorder.picture(whole, reply.body.len());
-    if whole { Ok(()) } else { Err("integrity".to_string()) }
+    if whole { Ok(()) } else { Err(Failure::Integrity) }
 }
 
 /// `GET /tool-media/<name>`.
@@ -70,17 +99,17 @@ async fn stream_turn(
     op: Op,
     recorder: &Recorder,
     intended: Instant,
-) -> Result<Vec<String>, String> {
-    let response = http.post_json("/v1/chat/completions", body).open().await.map_err(|e| e.kind().to_string())?;
+) -> Result<Vec<String>, Failure> {
+    let response = http.post_json("/v1/chat/completions", body).open().await.map_err(|e| Failure::Http(e.kind()))?;
     if response.status() != 200 {
-        return Err(format!("status {}", response.status().as_u16()));
+        return Err(Failure::Status(response.status().as_u16()));
     }
     let mut body = response.into_body();
     let mut buffer = String::new();
     let mut announced = Vec::new();
     let (mut saw_call, mut saw_result, mut done) = (false, false, false);
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|_| "the stream broke off".to_string())?;
+        let frame = frame.map_err(|_| Failure::BrokeOff)?;
         let Some(data) = frame.data_ref() else { continue };
         buffer.push_str(&String::from_utf8_lossy(data));
         while let Some(end) = buffer.find('\n') {
@@ -93,12 +122,11 @@ async fn stream_turn(
             if !payload.contains("\"strata_mcp\"") && !payload.contains("\"error\"") {
                 continue;
             }
-            let chunk: Value = serde_json::from_str(payload).map_err(|_| "a chunk that is not JSON".to_string())?;
+            let chunk: Value = serde_json::from_str(payload).map_err(|_| Failure::NotJson)?;
             if chunk.get("error").is_some() {
-                return Err("an error event".to_string());
+                return Err(Failure::ErrorEvent);
             }
-            let event =
-                events::parse(&chunk["strata_mcp"]).map_err(|_| "an event not of SPEC 6.2's shape".to_string())?;
+            let event = events::parse(&chunk["strata_mcp"]).map_err(|_| Failure::BadEvent)?;
             match event {
                 Event::Call { .. } if !saw_call => {
                     saw_call = true;
@@ -116,7 +144,7 @@ async fn stream_turn(
         }
     }
     if !done {
-        return Err("the stream ended without [DONE]".to_string());
+        return Err(Failure::NoDone);
     }
     Ok(announced)
 }

@@ -9,7 +9,7 @@ use tokio_util::sync::DropGuard;
 
 use super::sse::ChunkHead;
 use super::turn::TurnEvent;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 
 /// Waits for the turn and answers with one JSON object. Dropping this future (the client left)
 /// drops the guard, which cancels the turn.
@@ -57,6 +57,6 @@ pub async fn response(mut events: mpsc::Receiver<TurnEvent>, head: ChunkHead, ca
             }
         }
     }
-    ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, "server_error", "the request was stopped")
+    ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, ErrorKind::Server, "the request was stopped")
         .into_response()
 }

@@ -12,20 +12,46 @@ use crate::media::name::parse_reference;
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::state::AppState;
 use crate::template;
-use crate::vision::Embeddings;
+use crate::vision::{Embeddings, PictureError};
 
 /// Tokens kept free between the prompt and the end of the context (strata-wire C-A5).
 pub const CONTEXT_SLACK: usize = 8;
 
-/// The reason a picture is left out when the server has no vision encoder (strata-wire C-E1).
-pub const NO_ENCODER_REASON: &str = "this server has no image encoder";
-/// The reason for a reference whose file is gone (SPEC 10.3).
-pub const MISSING_REASON: &str = "the picture is no longer in the cache";
-/// The reason for a reference while the feature is off (SPEC 10.3).
-pub const SWITCHED_OFF_REASON: &str = "tool pictures are switched off";
-/// The reason for a reference while no MCP server is configured (SPEC 10.3).
-pub const NO_MCP_REASON: &str = "MCP is not configured";
-const NOT_READ_REASON: &str = "image URLs and file paths are not read by this server";
+/// Why a picture is left out of the prompt: the `[image omitted: …]` note in a tool message, a 400's
+/// message in any other (SPEC 10.3, 12.3, strata-wire C-E1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Omitted {
+    /// The server has no vision encoder.
+    #[error("this server has no image encoder")]
+    NoEncoder,
+    /// A reference whose file is gone.
+    #[error("the picture is no longer in the cache")]
+    Missing,
+    /// A reference while tool pictures are off.
+    #[error("tool pictures are switched off")]
+    SwitchedOff,
+    /// A reference while no MCP server is configured.
+    #[error("MCP is not configured")]
+    NoMcp,
+    /// An image URL or a path: never fetched, never read.
+    #[error("image URLs and file paths are not read by this server")]
+    NotRead,
+    /// A malformed reference (refused before; kept for completeness).
+    #[error("the reference is malformed")]
+    MalformedReference,
+    /// A `data:` URL that is not base64.
+    #[error("the image's data: URL could not be read (it is not base64)")]
+    DataNotBase64,
+    /// A `data:` URL whose base64 does not decode.
+    #[error("the image's data: URL could not be read ({0})")]
+    DataUndecodable(String),
+    /// Past the pictures one request may hold.
+    #[error("the request holds more than {MAX_PICTURES_PER_REQUEST} pictures")]
+    TooMany,
+    /// The vision backend could not prepare it.
+    #[error(transparent)]
+    Picture(#[from] PictureError),
+}
 
 /// A prompt ready for the engine.
 #[derive(Debug, Clone)]
@@ -150,15 +176,14 @@ fn picture_part(
     embeddings: &mut Vec<Arc<Embeddings>>,
 ) -> Result<Part, ApiError> {
     if tokens.len() >= MAX_PICTURES_PER_REQUEST {
-        let reason = format!("the request holds more than {MAX_PICTURES_PER_REQUEST} pictures");
         return match role {
-            Role::Tool => Ok(Part::Text(format!("[image omitted: {reason}]"))),
-            _ => Err(ApiError::bad_request(reason)),
+            Role::Tool => Ok(Part::Text(format!("[image omitted: {}]", Omitted::TooMany))),
+            _ => Err(ApiError::bad_request(Omitted::TooMany.to_string())),
         };
     }
     let outcome = picture_bytes(state, source).and_then(|bytes| {
-        let Some(vision) = &state.vision else { return Err(Omit(NO_ENCODER_REASON.to_string())) };
-        vision.prepare(&bytes).map_err(Omit)
+        let Some(vision) = &state.vision else { return Err(Omitted::NoEncoder) };
+        Ok(vision.prepare(&bytes)?)
     });
     match outcome {
         Ok(input) => {
@@ -166,14 +191,14 @@ fn picture_part(
             embeddings.extend(input.embeddings);
             Ok(Part::Image(source.clone()))
         }
-        Err(Omit(reason)) if role == Role::Tool => {
+        Err(reason) if role == Role::Tool => {
             tracing::info!(%reason, "a picture a tool returned was left out of the prompt");
             Ok(Part::Text(format!("[image omitted: {reason}]")))
         }
-        Err(Omit(reason)) if reason == NO_ENCODER_REASON => {
+        Err(Omitted::NoEncoder) => {
             Err(ApiError::bad_request("this server was started without the vision encoder, so it cannot read images"))
         }
-        Err(Omit(reason)) => Err(ApiError::bad_request(reason)),
+        Err(reason) => Err(ApiError::bad_request(reason.to_string())),
     }
 }
 
@@ -181,44 +206,38 @@ fn picture_part(
 /// `max_pixels / 784` prompt tokens): past it a user's picture is 400, a tool's a note (SPEC 4.13).
 pub const MAX_PICTURES_PER_REQUEST: usize = 64;
 
-/// A reason to leave a picture out.
-struct Omit(String);
-
 /// The bytes behind a picture part. A malformed reference, or one outside a tool message, is a 400
 /// straight away (SPEC 10.2); the rest are reasons to leave the picture out.
-fn picture_bytes(state: &AppState, source: &ImageSource) -> Result<Arc<Vec<u8>>, Omit> {
+fn picture_bytes(state: &AppState, source: &ImageSource) -> Result<Arc<Vec<u8>>, Omitted> {
     let url = match source {
         ImageSource::Bytes(bytes) => return Ok(Arc::clone(bytes)),
         ImageSource::Url(url) => url,
     };
     if let Some(reference) = parse_reference(url) {
         // check_references has refused malformed ones and ones outside tool messages already.
-        let Ok(name) = reference else { return Err(Omit("the reference is malformed".to_string())) };
+        let Ok(name) = reference else { return Err(Omitted::MalformedReference) };
         let reason = if state.vision.is_none() {
-            NO_ENCODER_REASON
+            Omitted::NoEncoder
         } else if !state.image_results() {
-            SWITCHED_OFF_REASON
+            Omitted::SwitchedOff
         } else if state.config.mcp_servers.is_empty() {
-            NO_MCP_REASON
+            Omitted::NoMcp
         } else {
             match state.media.read(&name) {
                 Ok(bytes) => return Ok(Arc::new(bytes)),
-                Err(_) => MISSING_REASON,
+                Err(_) => Omitted::Missing,
             }
         };
-        return Err(Omit(reason.to_string()));
+        return Err(reason);
     }
     if let Some(data) = url.strip_prefix("data:") {
-        let encoded = data
-            .split_once(";base64,")
-            .map(|(_, b)| b)
-            .ok_or(Omit("the image's data: URL could not be read (it is not base64)".to_string()))?;
+        let encoded = data.split_once(";base64,").map(|(_, b)| b).ok_or(Omitted::DataNotBase64)?;
         return base64::engine::general_purpose::STANDARD
             .decode(encoded.trim())
             .map(Arc::new)
-            .map_err(|e| Omit(format!("the image's data: URL could not be read ({e})")));
+            .map_err(|e| Omitted::DataUndecodable(e.to_string()));
     }
-    Err(Omit(NOT_READ_REASON.to_string()))
+    Err(Omitted::NotRead)
 }
 
 /// Refuses malformed `strata-tool-media:` references and references outside tool messages before

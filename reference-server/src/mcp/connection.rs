@@ -86,11 +86,53 @@ impl Connection {
     }
 }
 
-/// Connects, initializes and lists every tool. The error is one line for `GET /mcp` and result texts.
+/// Why a server did not start; shown as one line in `GET /mcp` and in result texts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// The command could not be started.
+    #[error("could not start '{command}': {detail}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// What the system said.
+        detail: String,
+    },
+    /// A pipe to the child was not there.
+    #[error("the server's {0} is not available")]
+    NoPipe(&'static str),
+    /// The process stopped (its exit status and the tail of its stderr).
+    #[error("{0}")]
+    Stopped(String),
+    /// A configured header name is not one.
+    #[error("bad header name '{0}'")]
+    HeaderName(String),
+    /// A configured header value is not one.
+    #[error("bad value for header '{0}'")]
+    HeaderValue(String),
+    /// The URL did not answer as an MCP server.
+    #[error("could not reach {url}: {why}")]
+    Unreachable {
+        /// The URL.
+        url: String,
+        /// The root cause.
+        why: String,
+    },
+    /// `initialize` did not finish in `start_timeout_s` (shown in seconds).
+    #[error("initialize timed out after {0} s")]
+    InitializeTimeout(String),
+    /// `tools/list` failed.
+    #[error("tools/list failed: {0}")]
+    ListFailed(String),
+    /// `tools/list` did not finish in `start_timeout_s`.
+    #[error("tools/list timed out after {0} s")]
+    ListTimeout(String),
+}
+
+/// Connects, initializes and lists every tool.
 pub async fn connect(
     spec: &McpServerSpec,
     start_timeout: Duration,
-) -> Result<(Connection, ServerInfo, Vec<Tool>), String> {
+) -> Result<(Connection, ServerInfo, Vec<Tool>), ConnectError> {
     let client = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("reference-server", env!("CARGO_PKG_VERSION")),
@@ -106,16 +148,17 @@ pub async fn connect(
             let started = tokio::time::timeout(start_timeout, client.serve(transport)).await;
             match started {
                 Ok(Ok(service)) => (service, Some(process)),
-                Ok(Err(_)) => return Err(stopped_reason_of(&process).await),
-                Err(_) => return Err(format!("initialize timed out after {} s", seconds(start_timeout))),
+                Ok(Err(_)) => return Err(ConnectError::Stopped(stopped_reason_of(&process).await)),
+                Err(_) => return Err(ConnectError::InitializeTimeout(seconds(start_timeout))),
             }
         }
         McpTransportSpec::Http { url, headers } => {
             let mut custom = HashMap::new();
             for (name, value) in headers {
-                let name =
-                    http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("bad header name '{name}'"))?;
-                let value = http::HeaderValue::from_str(value).map_err(|_| format!("bad value for header '{name}'"))?;
+                let name = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| ConnectError::HeaderName(name.to_string()))?;
+                let value =
+                    http::HeaderValue::from_str(value).map_err(|_| ConnectError::HeaderValue(name.to_string()))?;
                 custom.insert(name, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -131,9 +174,9 @@ pub async fn connect(
                         Some(cause) => cause,
                         None => root_cause(&error),
                     };
-                    return Err(format!("could not reach {url}: {why}"));
+                    return Err(ConnectError::Unreachable { url: url.to_string(), why });
                 }
-                Err(_) => return Err(format!("initialize timed out after {} s", seconds(start_timeout))),
+                Err(_) => return Err(ConnectError::InitializeTimeout(seconds(start_timeout))),
             }
         }
     };
@@ -156,16 +199,16 @@ pub async fn connect(
         Ok(Err(rmcp::ServiceError::McpError(e))) if e.code.0 == -32601 => Vec::new(),
         Ok(Err(error)) => {
             let reason = if connection.is_closed() {
-                connection.stopped_reason().await
+                ConnectError::Stopped(connection.stopped_reason().await)
             } else {
-                format!("tools/list failed: {}", one_line(&error.to_string()))
+                ConnectError::ListFailed(one_line(&error.to_string()))
             };
             connection.close().await;
             return Err(reason);
         }
         Err(_) => {
             connection.close().await;
-            return Err(format!("tools/list timed out after {} s", seconds(start_timeout)));
+            return Err(ConnectError::ListTimeout(seconds(start_timeout)));
         }
     };
     Ok((connection, info, tools.into_iter().filter(|t| !t.name.is_empty()).collect()))
@@ -208,7 +251,7 @@ fn spawn(
     args: &[String],
     env: &[(String, String)],
     cwd: Option<&std::path::Path>,
-) -> Result<(Streams, ProcessWatch), String> {
+) -> Result<(Streams, ProcessWatch), ConnectError> {
     let mut wrapped = CommandWrap::with_new(command, |c| {
         // The server's own API key is not the tool's business: a child gets it only when its entry's
         // `env` names it (SPEC 5.1).
@@ -223,9 +266,10 @@ fn spawn(
         }
     });
     wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    let mut child = wrapped.spawn().map_err(|e| format!("could not start '{command}': {e}"))?;
-    let stdin = child.stdin().take().ok_or("the server's stdin is not available")?;
-    let stdout = child.stdout().take().ok_or("the server's stdout is not available")?;
+    let mut child =
+        wrapped.spawn().map_err(|e| ConnectError::Spawn { command: command.to_string(), detail: e.to_string() })?;
+    let stdin = child.stdin().take().ok_or(ConnectError::NoPipe("stdin"))?;
+    let stdout = child.stdout().take().ok_or(ConnectError::NoPipe("stdout"))?;
     let stderr_pipe = child.stderr().take();
     let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
     if let Some(pipe) = stderr_pipe {

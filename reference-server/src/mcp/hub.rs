@@ -201,6 +201,7 @@ impl Hub {
                     Ok(connection)
                 }
                 Err(error) => {
+                    let error = error.to_string();
                     tracing::warn!(server = %slot.spec.name, %error, "MCP server did not start; its tools are left out and the chat works without them");
                     state.status = Status::Failed;
                     state.error = Some(error.clone());

@@ -78,10 +78,20 @@ impl Format {
     }
 
     /// Width and height from the picture's header, without decoding its pixels.
-    pub fn dimensions(self, bytes: &[u8]) -> Result<(u32, u32), String> {
+    pub fn dimensions(self, bytes: &[u8]) -> Result<(u32, u32), HeaderError> {
         let reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), self.image_format());
-        reader.into_dimensions().map_err(|e| format!("the {} picture could not be read ({e})", self.extension()))
+        reader.into_dimensions().map_err(|e| HeaderError { extension: self.extension(), detail: e.to_string() })
     }
+}
+
+/// A picture whose header does not give its size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the {extension} picture could not be read ({detail})")]
+pub struct HeaderError {
+    /// The format's extension (`png`, …).
+    pub extension: &'static str,
+    /// What the decoder said.
+    pub detail: String,
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use tch::{Device, Kind, Tensor};
 
-use super::{Embeddings, Geometry, VisionBackend, VisionInput};
+use super::{Embeddings, Geometry, PictureError, VisionBackend, VisionInput};
 use crate::config::{StartupError, VisionDevice};
 use crate::media::Format;
 
@@ -126,13 +126,13 @@ impl VisionBackend for TorchBackend {
         self.geometry
     }
 
-    fn prepare(&self, picture: &[u8]) -> Result<VisionInput, String> {
-        let format = Format::sniff(picture).ok_or("the picture is not PNG, JPEG, WebP, GIF or BMP")?;
+    fn prepare(&self, picture: &[u8]) -> Result<VisionInput, PictureError> {
+        let format = Format::sniff(picture).ok_or(PictureError::NotAPicture)?;
         // The size from the header, before anything is decoded: a small file may claim a huge canvas.
-        let undecodable = || format!("the {} picture could not be decoded", format.extension());
+        let undecodable = || PictureError::Undecodable(format.extension());
         let (width, height) = format.dimensions(picture).map_err(|_| undecodable())?;
         if u64::from(width) * u64::from(height) > MAX_DECODED_PIXELS {
-            return Err(format!("the picture has more than {} megapixels", MAX_DECODED_PIXELS / 1_000_000));
+            return Err(PictureError::TooManyPixels(MAX_DECODED_PIXELS / 1_000_000));
         }
         let mut reader = image::ImageReader::with_format(std::io::Cursor::new(picture), format.image_format());
         let mut limits = image::Limits::default();
@@ -151,9 +151,8 @@ impl VisionBackend for TorchBackend {
             decoded
         };
         let (shrunk_w, shrunk_h) = decoded.dimensions();
-        let embeddings = self
-            .embed_to(decoded.as_raw(), shrunk_h, shrunk_w, grid)
-            .map_err(|_| "libtorch could not prepare the picture".to_string())?;
+        let embeddings =
+            self.embed_to(decoded.as_raw(), shrunk_h, shrunk_w, grid).map_err(|_| PictureError::Backend)?;
         Ok(VisionInput { tokens: embeddings.rows, embeddings: Some(Arc::new(embeddings)) })
     }
 }
