@@ -8,8 +8,15 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 
 const INDEX: &str = include_str!("../../web/index.html");
-const ASSETS: [(&str, &str, &str); 2] = [
-    ("app.js", "text/javascript; charset=utf-8", include_str!("../../web/app.js")),
+const JS: &str = "text/javascript; charset=utf-8";
+const ASSETS: [(&str, &str, &str); 8] = [
+    ("app.js", JS, include_str!("../../web/app.js")),
+    ("state.js", JS, include_str!("../../web/state.js")),
+    ("stream.js", JS, include_str!("../../web/stream.js")),
+    ("events.js", JS, include_str!("../../web/events.js")),
+    ("request.js", JS, include_str!("../../web/request.js")),
+    ("pictures.js", JS, include_str!("../../web/pictures.js")),
+    ("render.js", JS, include_str!("../../web/render.js")),
     ("app.css", "text/css; charset=utf-8", include_str!("../../web/app.css")),
 ];
 

@@ -1,0 +1,62 @@
+// What a stream chunk does to the assistant message being written (SPEC 6.2): text and reasoning
+// deltas, and the strata_mcp events that open, run and close tool blocks. A message is a list of
+// segments in the order they streamed: text, and tool calls.
+
+function lastText(message) {
+  const last = message.segments[message.segments.length - 1];
+  if (last && last.type === "text") return last;
+  const segment = { type: "text", text: "" };
+  message.segments.push(segment);
+  return segment;
+}
+
+function findTool(message, id) {
+  const segment = message.segments.find((s) => s.type === "tool" && s.tool.id === id);
+  return segment && segment.tool;
+}
+
+function applyEvent(event, message) {
+  if (event.event === "start") {
+    const startsRound = message.segments.length && message.segments[message.segments.length - 1].type === "tool";
+    if (!startsRound) lastText(message);
+    message.segments.push({ type: "tool", tool: { id: event.id, name: event.name, state: "writing" } });
+  } else if (event.event === "call") {
+    const tool = findTool(message, event.id);
+    if (tool) Object.assign(tool, { state: "running", server: event.server, tool: event.tool, arguments: event.arguments });
+  } else if (event.event === "result") {
+    const tool = findTool(message, event.id);
+    if (!tool) return;
+    Object.assign(tool, { result: event.text, ok: event.ok, chars: event.chars, truncated: event.truncated, ms: event.ms });
+    tool.state = event.skipped ? "skipped" : event.ok ? "done" : "error";
+    // Only the references are kept (8.6): never bytes, whatever else an entry carries.
+    if (event.media) tool.media = event.media.map(({ ref, url, mime, bytes, width, height }) => ({ ref, url, mime, bytes, width, height }));
+  } else if (event.event === "limit") {
+    message.limit = event.max_rounds;
+  }
+}
+
+export function applyChunk(chunk, message) {
+  if (chunk.error) {
+    message.notice = "The request failed: " + chunk.error.message;
+    return;
+  }
+  if (chunk.strata_mcp) {
+    applyEvent(chunk.strata_mcp, message);
+    return;
+  }
+  const delta = (chunk.choices && chunk.choices[0] && chunk.choices[0].delta) || {};
+  if (delta.reasoning_content) message.reasoning += delta.reasoning_content;
+  if (delta.content) {
+    const segment = lastText(message);
+    const separate = message.segments.length > 1 && segment.text === "" && message.segments.some((s) => s.type === "text" && s.text);
+    segment.text += (separate ? "\n\n" : "") + delta.content;
+  }
+}
+
+// Stop (13.6): calls still being written or running become "Not run".
+export function markStopped(message) {
+  message.stopped = true;
+  for (const segment of message.segments) {
+    if (segment.type === "tool" && (segment.tool.state === "writing" || segment.tool.state === "running")) segment.tool.state = "skipped";
+  }
+}
