@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium and ChromeDriver for the layout tests when they are missing. Idempotent;
+# Installs Debian's Chromium and ChromeDriver for the page cases when they are missing. Idempotent;
 # fails loudly when they cannot be had (a missing browser is a failure in CI, never a skip).
 set -euo pipefail
 if [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null; then

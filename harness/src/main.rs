@@ -55,6 +55,10 @@ enum Command {
         /// Cases that were not run fail the run (exit 1): only a full run is a conformance claim.
         #[arg(long)]
         strict: bool,
+        /// Where the page cases' screenshots go (`<case>/<width>-<step>.png`); default: a
+        /// `mediacheck-screenshots` folder beside the JSON or JUnit report, or in the current folder.
+        #[arg(long)]
+        screenshots: Option<PathBuf>,
     },
     /// Put tool-picture traffic on a server and measure it (default: the embedded reference server).
     Load {
@@ -119,7 +123,8 @@ enum Command {
     },
     /// List the cases without running them.
     List {
-        /// Also show which broken server variants each case is proven to fail against.
+        /// Also show which broken server variants each case is proven to fail against, and every SPEC
+        /// clause without a case (with the reason it cannot be checked from outside, when there is one).
         #[arg(long)]
         coverage: bool,
     },
@@ -136,12 +141,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::List { coverage } => {
-            for case in cases::all() {
+            let all = cases::all();
+            for case in &all {
                 let level = if case.level == Level::Must { "MUST" } else { "SHOULD" };
                 println!("{:<6} {:<6} {:<48} {}", case.clause, level, case.id, case.description);
                 if coverage {
                     println!("{:<14}fails against: {}", "", case.broken_by.join(", "));
                 }
+            }
+            if coverage {
+                use harness::coverage::{Coverage, NOT_CHECKABLE, SPEC, clauses};
+                print!("{}", Coverage::of(&all, SPEC, NOT_CHECKABLE).summary(clauses(SPEC).len()));
             }
             ExitCode::from(exit::PASSED)
         }
@@ -163,16 +173,17 @@ fn main() -> ExitCode {
                 eprintln!("mediacheck: cannot find its own binary to start servers with");
                 return ExitCode::from(exit::USAGE);
             };
+            if spawn.is_none() && !harness::embedded::AVAILABLE {
+                eprintln!("mediacheck: {}", harness::embedded::MISSING);
+                return ExitCode::from(exit::USAGE);
+            }
             let template = spawn.unwrap_or_else(|| {
                 format!("{} serve-reference --config {{config}} --port {{port}}", launcher.display())
             });
             let options = harness::attack::AttackOptions { template, launcher, duration, only, vision_mcp };
             attack(&options, json)
         }
-        Command::ServeReference { args } => {
-            let argv = std::iter::once("reference-server".to_string()).chain(args);
-            reference_server::cli::run(argv)
-        }
+        Command::ServeReference { args } => harness::embedded::serve(args),
         Command::Load {
             scenario,
             concurrency,
@@ -196,13 +207,23 @@ fn main() -> ExitCode {
             let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
             load(options, url.map(|base| RunningServer { base, api_key, media, allow_remote }), json)
         }
-        Command::Run { url, api_key, spawn, only, baseline, json, junit, strict } => {
+        Command::Run { url, api_key, spawn, only, baseline, json, junit, strict, screenshots } => {
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },
+                _ if !harness::embedded::AVAILABLE => {
+                    eprintln!("mediacheck: {}", harness::embedded::MISSING);
+                    return ExitCode::from(exit::USAGE);
+                }
                 _ => Target::Embedded { launcher: std::env::current_exe().ok() },
             };
-            run(target, RunOptions { only, baseline_path: baseline, json, junit, strict })
+            let screenshots = screenshots.unwrap_or_else(|| {
+                let report = json.as_ref().or(junit.as_ref());
+                let beside = report.and_then(|r| r.parent()).map(PathBuf::from).unwrap_or_default();
+                beside.join("mediacheck-screenshots")
+            });
+            harness::browser::driver::keep_screenshots(screenshots.clone());
+            run(target, RunOptions { only, baseline_path: baseline, json, junit, strict, screenshots })
         }
     }
 }
@@ -214,10 +235,11 @@ struct RunOptions {
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
     strict: bool,
+    screenshots: PathBuf,
 }
 
 fn run(target: Target, options: RunOptions) -> ExitCode {
-    let RunOptions { only, baseline_path, json, junit, strict } = options;
+    let RunOptions { only, baseline_path, json, junit, strict, screenshots } = options;
     let selected: Vec<_> =
         cases::all().into_iter().filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id))).collect();
     if selected.is_empty() {
@@ -242,6 +264,9 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
         done += 1;
         eprintln!("[{done:>3}/{total}] {}", report::progress_line(verdict));
     }));
+    if screenshots.is_dir() {
+        eprintln!("screenshots of the page cases: {}/", screenshots.display());
+    }
     println!("{}", report::terminal(&target.describe(), &verdicts));
     let comparison = baseline::compare(&verdicts, &expected);
     if baseline_path.is_some() {

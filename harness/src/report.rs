@@ -123,8 +123,8 @@ pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
 /// The last line of a run where cases did not run: it is not a conformance claim.
 pub fn not_run_line(not_run: usize, total: usize) -> String {
     format!(
-        "{not_run} of {total} not run: not a conformance claim (the reasons are above; the embedded or spawn \
-         target runs them all, and --strict fails the run)"
+        "{not_run} of {total} not run: not a conformance claim (the reasons are above, each with what it \
+         needs; --strict fails the run)"
     )
 }
 
@@ -133,49 +133,55 @@ pub fn json(target: &str, verdicts: &[Verdict]) -> serde_json::Value {
     serde_json::json!({"target": target, "summary": Summary::of(verdicts), "verdicts": verdicts})
 }
 
-/// The JUnit XML report: one testsuite per section, one testcase per case.
+/// JUnit XML, written by quick-junit: one `testsuite` per SPEC section (`spec.4`), one `testcase` per
+/// case (`classname` the section, `name` the case id and clause). A failed MUST is a `failure`; a not-run
+/// case is `skipped` with the reason; a SHOULD not met passes with the warning in `system-out`
+/// (warnings never fail a run).
 pub fn junit(verdicts: &[Verdict]) -> String {
-    let summary = Summary::of(verdicts);
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"mediacheck\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">",
-        verdicts.len(),
-        summary.fail,
-        summary.not_run
-    );
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new("mediacheck");
+    let mut suites: Vec<TestSuite> = Vec::new();
     for verdict in verdicts {
-        let _ = write!(
-            out,
-            "  <testcase classname=\"spec.{}\" name=\"{} [{}]\" time=\"{:.3}\">",
-            xml(verdict.clause.split('.').next().unwrap_or("")),
-            xml(verdict.id),
-            xml(verdict.clause),
-            verdict.ms as f64 / 1000.0
-        );
-        match verdict.outcome {
-            Outcome::Pass => {}
-            Outcome::Fail | Outcome::Warn => {
-                let message = format!(
-                    "expected {}; actual {}",
-                    verdict.expected.as_deref().unwrap_or("-"),
-                    verdict.actual.as_deref().unwrap_or("-")
-                );
-                let kind = if verdict.outcome == Outcome::Warn { "warning" } else { "failure" };
-                let _ = write!(out, "<{kind} message=\"{}\"/>", xml(&message));
+        let section = format!("spec.{}", verdict.clause.split('.').next().unwrap_or(""));
+        let explained = || {
+            format!(
+                "expected {}; actual {}",
+                verdict.expected.as_deref().unwrap_or("-"),
+                verdict.actual.as_deref().unwrap_or("-")
+            )
+        };
+        let status = match verdict.outcome {
+            Outcome::Pass | Outcome::Warn => TestCaseStatus::success(),
+            Outcome::Fail => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_message(explained());
+                status
             }
             Outcome::NotRun => {
-                let _ = write!(out, "<skipped message=\"{}\"/>", xml(verdict.actual.as_deref().unwrap_or("")));
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(verdict.actual.clone().unwrap_or_default());
+                status
+            }
+        };
+        let mut case = TestCase::new(format!("{} [{}]", verdict.id, verdict.clause), status);
+        case.set_classname(section.clone());
+        case.set_time(std::time::Duration::from_millis(verdict.ms));
+        if verdict.outcome == Outcome::Warn {
+            case.set_system_out(format!("warning (SHOULD {}): {}", verdict.clause, explained()));
+        }
+        match suites.iter_mut().find(|s| s.name.as_str() == section) {
+            Some(suite) => {
+                suite.add_test_case(case);
+            }
+            None => {
+                let mut suite = TestSuite::new(section);
+                suite.add_test_case(case);
+                suites.push(suite);
             }
         }
-        let _ = writeln!(out, "</testcase>");
     }
-    out.push_str("</testsuites>\n");
-    out
-}
-
-fn xml(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    report.add_test_suites(suites);
+    report.to_string().unwrap_or_default()
 }
 
 /// The baseline comparison in a few lines.
@@ -212,6 +218,18 @@ mod not_run_tests {
             transcript: Vec::new(),
             ms: 0,
         }
+    }
+
+    #[test]
+    fn junit_has_a_testsuite_per_section_and_no_raw_control_characters() {
+        let mut failed = verdict("f", Outcome::Fail);
+        failed.actual = Some("a body with \u{1b}[31m colour and a \u{0} NUL <tag> & more".into());
+        let xml = junit(&[verdict("a", Outcome::Pass), failed, verdict("n", Outcome::NotRun)]);
+        assert!(xml.contains("<testsuite name=\"spec.9\" tests=\"3\""), "{xml}");
+        assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+        assert_eq!(xml.matches("<skipped").count(), 1, "{xml}");
+        assert!(!xml.chars().any(|c| c.is_control() && !"\n\t\r".contains(c)), "{xml}");
+        assert!(!xml.contains("<tag>"), "{xml}");
     }
 
     #[test]

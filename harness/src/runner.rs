@@ -58,6 +58,7 @@ pub struct Verdict {
 /// Runs `cases` against `target`, calling `progress` after each verdict. Scenarios run in order of
 /// first appearance; within a scenario, cases in their order.
 pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
+    crate::browser::run_started();
     let mut groups: Vec<Vec<Case>> = Vec::new();
     for case in cases {
         match groups.iter_mut().find(|g| g[0].scenario.name == case.scenario.name && !case.scenario.fresh()) {
@@ -72,6 +73,7 @@ pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verd
             verdicts.push(verdict);
         }
     }
+    crate::browser::run_ended().await;
     verdicts
 }
 

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use fixtures::http::{HttpFixture, serve_http};
 use fixtures::mcp_server::{FixtureLog, FixtureOptions};
-use reference_server::config::{Overrides, RunConfig};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 
 use crate::http::Http;
@@ -54,7 +53,7 @@ pub struct Instance {
 }
 
 enum Server {
-    Embedded(reference_server::RunningServer),
+    Embedded(crate::embedded::RunningServer),
     Spawned(tokio::process::Child),
     Foreign,
     Stopped,
@@ -290,15 +289,8 @@ impl Instance {
         let path = self.config_path.clone().ok_or(ServerError::NoConfig)?;
         match target {
             Target::Embedded { .. } => {
-                let overrides = Overrides {
-                    host: Some("127.0.0.1".into()),
-                    port: Some(0),
-                    scripts: self.setup.scripts.clone(),
-                    ..Overrides::default()
-                };
-                let loaded = RunConfig::load(&path, &overrides).map_err(|e| ServerError::Embedded(e.to_string()))?;
                 let server =
-                    reference_server::start(loaded.config).await.map_err(|e| ServerError::Embedded(e.to_string()))?;
+                    crate::embedded::start(&path, self.setup.scripts.clone()).await.map_err(ServerError::Embedded)?;
                 self.http = Http::new(&server.url(), self.setup.api_key.clone());
                 self.server = Server::Embedded(server);
             }

@@ -1,5 +1,6 @@
-// Drawing the conversation (SPEC 13.2–13.4, 13.6). Tool blocks are collapsed <details> with their
-// pictures outside them; while a turn streams only its message is drawn again.
+// Drawing the conversation (SPEC 13.2–13.6). Tool blocks are collapsed <details> with their pictures
+// outside them; while a turn streams only its message is drawn again. The data-strata attributes are
+// the page contract of 13.7, what a browser-driven suite finds things by.
 
 import { pictureUrl } from "./pictures.js";
 import { saveMessages } from "./state.js";
@@ -40,6 +41,7 @@ function renderMessage(message) {
   const article = node("article", "msg " + message.role);
   drawn.set(message, article);
   const bubble = node("div", "bubble");
+  bubble.dataset.strata = "bubble";
   article.append(bubble);
   if (message.role === "user") {
     bubble.append(node("div", "text", message.text));
@@ -73,6 +75,7 @@ function metaLine(message) {
 function renderTool(tool) {
   const wrap = node("div", "tool");
   const details = node("details", "tool-call");
+  details.dataset.strata = "tool";
   details.dataset.state = tool.state;
   details.dataset.tool = tool.id;
   details.open = !!tool.open;
@@ -84,6 +87,7 @@ function renderTool(tool) {
   const summary = node("summary");
   const name = node("span", "tool-name", tool.tool || tool.name);
   name.title = tool.name;
+  name.dataset.strata = "tool-name";
   summary.append(name);
   if (tool.server) summary.append(node("span", "tool-server", tool.server));
   summary.append(node("span", "badge", STATE_LABEL[tool.state] || tool.state));
@@ -96,7 +100,9 @@ function renderTool(tool) {
     let heading = (tool.ok ? "Result" : "Error") + " · " + (tool.chars || 0).toLocaleString() + " characters";
     if (tool.truncated) heading += ", cut for the model";
     body.append(node("h4", "", heading));
-    body.append(node("pre", "result", tool.result));
+    const result = node("pre", "result", tool.result);
+    result.dataset.strata = "tool-result";
+    body.append(result);
   }
   details.append(body);
   wrap.append(details);
@@ -109,6 +115,7 @@ function renderMedia(media) {
   const box = node("div", "tool-media");
   for (const item of media) {
     const figure = node("figure", "preview");
+    figure.dataset.strata = "picture";
     const img = node("img");
     img.alt = "Picture from the tool (" + item.width + "×" + item.height + ")";
     img.width = item.width;
@@ -128,6 +135,7 @@ function renderMedia(media) {
         const note = error.status === 401
           ? node("p", "media-locked", "Add the API key under Settings to see this picture.")
           : node("p", "media-gone", "This picture is no longer available.");
+        if (error.status !== 401) note.dataset.strata = "picture-gone";
         figure.replaceWith(note);
       },
     );

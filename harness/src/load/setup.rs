@@ -25,7 +25,7 @@ pub struct LoadTarget {
 }
 
 struct Embedded {
-    server: reference_server::RunningServer,
+    server: crate::embedded::RunningServer,
     _fixture: fixtures::http::HttpFixture,
     _dir: tempfile::TempDir,
 }
@@ -76,9 +76,7 @@ pub async fn embedded() -> Result<LoadTarget, LoadError> {
     });
     let path = dir.path().join("load.json");
     std::fs::write(&path, config.to_string()).map_err(|e| failed(&e))?;
-    let overrides = reference_server::config::Overrides { port: Some(0), ..Default::default() };
-    let loaded = reference_server::config::RunConfig::load(&path, &overrides).map_err(|e| failed(&e))?;
-    let server = reference_server::start(loaded.config).await.map_err(|e| failed(&e))?;
+    let server = crate::embedded::start(&path, Vec::new()).await.map_err(LoadError::Embedded)?;
     let http = Http::new(&server.url(), Some(KEY.into()));
     let media = warm_up(&http).await?;
     Ok(LoadTarget {

@@ -1,0 +1,190 @@
+//! What a user does on a chat page, through the page contract of SPEC 13.7 (`data-strata`
+//! attributes), and waiting on the DOM for what should follow: a condition polled until it holds or a
+//! deadline passes. A missing attribute fails the check and names it.
+
+use std::time::Duration;
+
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
+
+use crate::check::CheckError;
+
+/// The CSS selector of a contract name.
+pub fn sel(name: &str) -> String {
+    format!("[data-strata=\"{name}\"]")
+}
+
+/// Runs `script` (a function body that returns a value) in the page.
+pub async fn js(client: &Client, script: &str) -> Result<Value, CheckError> {
+    client.execute(script, vec![]).await.map_err(|e| CheckError::Fail {
+        expected: "a script to run in the page".into(),
+        actual: format!("{e}: {}", script.chars().take(120).collect::<String>()),
+    })
+}
+
+/// Waits until `condition` (a JS expression) is true, at most `seconds`.
+pub async fn wait_until(client: &Client, condition: &str, seconds: u64, what: &str) -> Result<(), CheckError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if js(client, &format!("return !!({condition});")).await? == json!(true) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(CheckError::Fail { expected: what.to_string(), actual: format!("not within {seconds} s") });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn find(client: &Client, name: &str) -> Result<fantoccini::elements::Element, CheckError> {
+    client.find(Locator::Css(&sel(name))).await.map_err(|_| CheckError::Fail {
+        expected: format!("an element marked {} (SPEC 13.7)", sel(name)),
+        actual: "the page has none".into(),
+    })
+}
+
+async fn click(client: &Client, name: &str) -> Result<(), CheckError> {
+    let element = find(client, name).await?;
+    element
+        .click()
+        .await
+        .map_err(|e| CheckError::Fail { expected: format!("to click {}", sel(name)), actual: e.to_string() })
+}
+
+/// Whether the element marked `name` is shown.
+pub async fn shown(client: &Client, name: &str) -> Result<bool, CheckError> {
+    let script = format!(
+        "const e = document.querySelector('{}'); return !!e && !e.hidden && e.getClientRects().length > 0;",
+        sel(name)
+    );
+    Ok(js(client, &script).await? == json!(true))
+}
+
+/// Enters the key the way a user does: opens the settings when the key field is not shown, types the
+/// key, keeps it.
+pub async fn enter_key(client: &Client, key: &str) -> Result<(), CheckError> {
+    if !shown(client, "api-key").await? {
+        click(client, "open-settings").await?;
+        wait_until(
+            client,
+            &format!("document.querySelector('{}').getClientRects().length > 0", sel("api-key")),
+            5,
+            "the key field to show",
+        )
+        .await?;
+    }
+    let field = find(client, "api-key").await?;
+    let typed = async {
+        field.clear().await?;
+        field.send_keys(key).await
+    };
+    typed.await.map_err(|e| CheckError::Fail { expected: "to type the key".into(), actual: e.to_string() })?;
+    click(client, "save-key").await
+}
+
+/// Types a message and sends it.
+pub async fn send(client: &Client, text: &str) -> Result<(), CheckError> {
+    let input = find(client, "message").await?;
+    input
+        .send_keys(text)
+        .await
+        .map_err(|e| CheckError::Fail { expected: "to type a message".into(), actual: e.to_string() })?;
+    click(client, "send").await
+}
+
+/// Clicks Stop.
+pub async fn stop(client: &Client) -> Result<(), CheckError> {
+    click(client, "stop").await
+}
+
+/// Reloads the page.
+pub async fn reload(client: &Client) -> Result<(), CheckError> {
+    client
+        .refresh()
+        .await
+        .map_err(|e| CheckError::Fail { expected: "the page to reload".into(), actual: e.to_string() })
+}
+
+/// A JS expression: the number of pictures whose `img` has loaded.
+pub fn loaded_pictures() -> String {
+    format!(
+        "[...document.querySelectorAll('{} img')].filter(i => i.complete && i.naturalWidth > 0).length",
+        sel("picture")
+    )
+}
+
+/// A JS expression: no turn is running (Stop is not shown).
+pub fn idle() -> String {
+    format!(
+        "(() => {{ const s = document.querySelector('{}'); return !s || s.hidden || s.getClientRects().length === 0; }})()",
+        sel("stop")
+    )
+}
+
+/// The SHA-256 (hex) of what each picture's download link yields, computed in the page, with the
+/// link's `download` name and `href`.
+pub async fn downloads(client: &Client) -> Result<Vec<(String, String, String)>, CheckError> {
+    let script = format!(
+        r#"
+        const done = arguments[arguments.length - 1];
+        const links = [...document.querySelectorAll('{} a[download]')];
+        Promise.all(links.map(a => fetch(a.href).then(r => r.arrayBuffer())
+            .then(b => crypto.subtle.digest('SHA-256', b))
+            .then(d => [[...new Uint8Array(d)].map(x => x.toString(16).padStart(2, '0')).join(''), a.getAttribute('download') || '', a.href])
+            .catch(e => ['error: ' + e, a.getAttribute('download') || '', a.href])))
+          .then(done);
+        "#,
+        sel("picture")
+    );
+    let value = client
+        .execute_async(&script, vec![])
+        .await
+        .map_err(|e| CheckError::Fail { expected: "the downloads to be read".into(), actual: e.to_string() })?;
+    let rows = value.as_array().cloned().unwrap_or_default();
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let text = |i: usize| r[i].as_str().unwrap_or_default().to_string();
+            (text(0), text(1), text(2))
+        })
+        .collect())
+}
+
+/// Every base64 run in the page's localStorage, sessionStorage and IndexedDB, as `where: length`: 1024
+/// or more characters of the base64 alphabet with at least 16 different ones (a long run of one letter,
+/// a tool's "yyyy…", is text).
+pub async fn base64_in_storage(client: &Client) -> Result<Vec<String>, CheckError> {
+    let script = r#"
+        const done = arguments[arguments.length - 1];
+        const found = [];
+        const scan = (where, text) => {
+            for (const m of String(text).matchAll(/[A-Za-z0-9+\/=_-]{1024,}/g)) {
+                if (new Set(m[0]).size >= 16) found.push(where + ': ' + m[0].length);
+            }
+        };
+        for (const [name, store] of [['localStorage', localStorage], ['sessionStorage', sessionStorage]]) {
+            for (let i = 0; i < store.length; i++) { const k = store.key(i); scan(name + '[' + k + ']', store.getItem(k)); }
+        }
+        const idb = async () => {
+            if (!indexedDB.databases) return;
+            for (const info of await indexedDB.databases()) {
+                const db = await new Promise((ok, no) => { const r = indexedDB.open(info.name); r.onsuccess = () => ok(r.result); r.onerror = () => no(r.error); });
+                for (const storeName of db.objectStoreNames) {
+                    const all = await new Promise((ok) => { const r = db.transaction(storeName).objectStore(storeName).getAll(); r.onsuccess = () => ok(r.result); r.onerror = () => ok([]); });
+                    for (const value of all) {
+                        let text;
+                        try { text = JSON.stringify(value); } catch { text = String(value); }
+                        scan('IndexedDB ' + info.name + '/' + storeName, text);
+                    }
+                }
+                db.close();
+            }
+        };
+        idb().then(() => done(found), (e) => done(found.concat(['IndexedDB could not be read: ' + e])));
+    "#;
+    let value = client
+        .execute_async(script, vec![])
+        .await
+        .map_err(|e| CheckError::Fail { expected: "the page's storage to be read".into(), actual: e.to_string() })?;
+    Ok(value.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default())
+}

@@ -1,0 +1,128 @@
+//! A recording proxy between the browser and the server under test, on loopback: the page is loaded
+//! from it, so every request the page makes passes through and is written down (method, path, the
+//! key headers, and the body of each POST). Answers stream through unchanged (a Stop in the page closes
+//! the upstream request too). Origin and Referer are rewritten to the server's own, since to the page
+//! the proxy *is* the server.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
+
+use crate::check::CheckError;
+
+/// The most of a request body kept in the log.
+const MAX_RECORDED_BODY: usize = 32 << 20;
+
+/// One request the page made.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Its method.
+    pub method: String,
+    /// Its path and query, as sent.
+    pub target: String,
+    /// Its `Authorization` header.
+    pub authorization: Option<String>,
+    /// Its `x-api-key` header.
+    pub api_key: Option<String>,
+    /// The body of a POST, as text.
+    pub body: Option<String>,
+}
+
+struct Shared {
+    upstream: String,
+    proxy_origin: String,
+    client: reqwest::Client,
+    log: Mutex<Vec<Recorded>>,
+}
+
+/// A running proxy; it stops when dropped.
+pub struct Proxy {
+    /// Where the browser goes (`http://127.0.0.1:<port>`).
+    pub url: String,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    /// Starts a proxy in front of `upstream` (`http://host:port`).
+    pub async fn start(upstream: &str) -> Result<Proxy, CheckError> {
+        let failed = |e: std::io::Error| CheckError::NotRun(format!("the recording proxy did not start: {e}"));
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.map_err(failed)?;
+        let url = format!("http://{}", listener.local_addr().map_err(failed)?);
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| CheckError::NotRun(format!("the recording proxy has no client: {e}")))?;
+        let shared = Arc::new(Shared {
+            upstream: upstream.trim_end_matches('/').to_string(),
+            proxy_origin: url.clone(),
+            client,
+            log: Mutex::new(Vec::new()),
+        });
+        let app = Router::new().fallback(forward).with_state(Arc::clone(&shared));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Proxy { url, shared, task })
+    }
+
+    /// What the page requested so far.
+    pub fn log(&self) -> Vec<Recorded> {
+        self.shared.log.lock().map(|log| log.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = match http_body_util::Limited::new(body, MAX_RECORDED_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return StatusCode::PAYLOAD_TOO_LARGE.into_response(),
+    };
+    let target = parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string());
+    let text = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let recorded = Recorded {
+        method: parts.method.to_string(),
+        target: target.clone(),
+        authorization: text(header::AUTHORIZATION),
+        api_key: text(header::HeaderName::from_static("x-api-key")),
+        body: (parts.method == http::Method::POST).then(|| String::from_utf8_lossy(&body).into_owned()),
+    };
+    if let Ok(mut log) = shared.log.lock() {
+        log.push(recorded);
+    }
+    let mut outgoing = shared.client.request(parts.method.clone(), format!("{}{target}", shared.upstream)).body(body);
+    for (name, value) in &parts.headers {
+        if [header::HOST, header::CONTENT_LENGTH, header::CONNECTION].contains(name) {
+            continue;
+        }
+        let value = if *name == header::ORIGIN || *name == header::REFERER {
+            let rewritten = value.to_str().unwrap_or_default().replacen(&shared.proxy_origin, &shared.upstream, 1);
+            HeaderValue::from_str(&rewritten).unwrap_or_else(|_| value.clone())
+        } else {
+            value.clone()
+        };
+        outgoing = outgoing.header(name, value);
+    }
+    let Ok(answer) = outgoing.send().await else { return StatusCode::BAD_GATEWAY.into_response() };
+    let mut response = Response::builder().status(answer.status());
+    for (name, value) in answer.headers() {
+        if ![header::CONTENT_LENGTH, header::TRANSFER_ENCODING, header::CONNECTION].contains(name) {
+            response = response.header(name, value);
+        }
+    }
+    response.body(Body::from_stream(answer.bytes_stream())).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}

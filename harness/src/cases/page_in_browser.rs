@@ -1,0 +1,533 @@
+//! SPEC 13.2–13.6 in a real browser: headless Chromium at 320, 390, 640, 768 and 1280 px, loading the
+//! page from a recording proxy in front of the server, finding things only by the page contract of
+//! 13.7. Each width gets a fresh browser and a restarted server (the mock engine's scripts start over;
+//! the picture cache stays). Expected picture names are computed here from the fixture's pictures.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::common::{answer, call};
+use crate::browser::driver::{self, Driver};
+use crate::browser::layout::fits;
+use crate::browser::page::{
+    base64_in_storage, downloads, enter_key, idle, js, loaded_pictures, reload, sel, send, shown, stop, wait_until,
+};
+use crate::browser::proxy::Proxy;
+use crate::browser::{Session, WIDTHS};
+use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
+use crate::cases::case;
+use crate::context::Ctx;
+use crate::scenario::{HARNESS_KEY, Scenario, Setup, own};
+
+/// Two 640×360 pictures (seeds 1 and 2), a tool with a very long name, and a 6,000-character result.
+fn pictures_and_more() -> String {
+    let long = format!("{}__{}", crate::scenario::FIXTURE_SERVER, fixtures::tools::LONG_NAME);
+    fixtures::scripts::calls_script(&[
+        ("fake__picture", &[("width", "640"), ("height", "360"), ("count", "2")]),
+        (&long[..64], &[]),
+        ("fake__big", &[("n", "6000")]),
+    ])
+}
+
+fn page(scripts: Vec<String>) -> Setup {
+    Setup::mcp(Some(true)).with_key().scripts(scripts)
+}
+
+const PICTURES: Scenario =
+    own("page-pictures", || page(vec![pictures_and_more(), answer("Here are the pictures, and more.")]));
+const GONE: Scenario = own("page-gone", || {
+    page(vec![pictures_and_more(), answer("Here are the pictures, and more."), answer("Still here.")])
+});
+const SLOW: Scenario = own("page-stop", || page(vec![call("slow_picture", &[("seconds", "60")]), answer("Done.")]));
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "page.pictures-outside-collapsed-details",
+            "13.2",
+            Must,
+            PICTURES,
+            "at every width: tool blocks collapsed, each picture outside them with one blob preview and one blob download whose bytes are the picture",
+            pictures_outside_details,
+            ["page-previews-inside-details"]
+        ),
+        case!(
+            "page.pictures-fetched-with-the-key-in-a-header",
+            "13.2",
+            Must,
+            PICTURES,
+            "at every width: every /tool-media request carries the key in a header, and no URL the page asks for carries it",
+            key_in_a_header,
+            ["page-key-in-url"]
+        ),
+        case!(
+            "page.storage-holds-no-base64",
+            "13.3",
+            Must,
+            PICTURES,
+            "at every width: no run of 1024+ base64 characters in localStorage, sessionStorage or IndexedDB, before and after a reload",
+            no_base64_in_storage,
+            ["page-base64-in-storage"]
+        ),
+        case!(
+            "page.reload-brings-pictures-back",
+            "13.3",
+            Must,
+            PICTURES,
+            "at every width: after a reload (HTTP cache emptied) the previews and blob download links come back",
+            reload_brings_pictures_back,
+            ["page-forgets-pictures"]
+        ),
+        case!(
+            "page.gone-picture-note-and-next-turn",
+            "13.4",
+            Must,
+            GONE,
+            "at every width: a picture deleted from the cache shows the note, and the next turn works and sends strata-tool-media: references, never base64",
+            gone_picture,
+            ["page-gone-silent", "page-forgets-pictures"]
+        ),
+        case!(
+            "page.stop-marks-calls-not-run",
+            "13.6",
+            Must,
+            SLOW,
+            "at every width: Stop during a running call aborts the request (the tool is cancelled), the call becomes Not run and the answer says stopped",
+            stop_marks_not_run,
+            ["page-stop-keeps-running"]
+        ),
+        case!(
+            "page.contract-marks",
+            "13.7",
+            Must,
+            PICTURES,
+            "the page marks the key field and its save control, the message box, Send, bubbles, tool blocks (with a valid data-state, name and result) and pictures",
+            contract_marks,
+            ["page-unmarked"]
+        ),
+        case!(
+            "page.fits-every-width",
+            "13.5",
+            Must,
+            PICTURES,
+            "at every width, collapsed and expanded: the document is never wider than the viewport and every picture, tool block, name and result stays inside its bubble",
+            fits_every_width,
+            ["page-overflows"]
+        ),
+    ]
+}
+
+/// One width: a browser on the page through the recording proxy, the key entered.
+struct Visit<'a> {
+    ctx: &'a Ctx,
+    session: Session,
+    proxy: Proxy,
+}
+
+impl Visit<'_> {
+    fn client(&self) -> &fantoccini::Client {
+        &self.session.client
+    }
+
+    /// Sends a message and waits for the turn to end with `pictures` pictures shown.
+    async fn turn_with_pictures(&self, text: &str, pictures: usize) -> CheckResult {
+        send(self.client(), text).await?;
+        let shown = format!("{} === {pictures} && {}", loaded_pictures(), idle());
+        wait_until(self.client(), &shown, 60, &format!("{pictures} pictures shown and the turn over")).await
+    }
+
+    /// The names of the pictures the page asked for, in order, without repeats.
+    fn media_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for request in self.proxy.log() {
+            let Some(name) = request.target.strip_prefix("/tool-media/") else { continue };
+            let name = name.split('?').next().unwrap_or_default().to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+}
+
+type WidthCheck = for<'a> fn(&'a Visit<'a>) -> BoxFuture<'a, CheckResult>;
+
+/// Runs `check` at every width, each in a fresh browser on a restarted server.
+async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
+    let driver = driver::driver().await?;
+    for (i, width) in WIDTHS.into_iter().enumerate() {
+        let http = if i == 0 { ctx.http.clone() } else { ctx.restart().await? };
+        let visit = open(ctx, &driver, case, width, http.base()).await?;
+        let outcome = check(&visit).await;
+        if outcome.is_err() {
+            visit.session.screenshot("failed").await;
+        }
+        visit.session.close().await;
+        outcome.map_err(|error| at_width(error, width))?;
+    }
+    Ok(())
+}
+
+async fn open<'a>(
+    ctx: &'a Ctx,
+    driver: &Driver,
+    case: &'static str,
+    width: u32,
+    base: &str,
+) -> Result<Visit<'a>, CheckError> {
+    let proxy = Proxy::start(base).await?;
+    let session = driver.session(case, width).await?;
+    let loaded = session.client.goto(&format!("{}/", proxy.url)).await;
+    if let Err(error) = loaded {
+        session.close().await;
+        return Err(CheckError::Fail { expected: "the page to load".into(), actual: error.to_string() });
+    }
+    let visit = Visit { ctx, session, proxy };
+    if let Err(error) = enter_key(visit.client(), HARNESS_KEY).await {
+        visit.session.close().await;
+        return Err(error);
+    }
+    Ok(visit)
+}
+
+fn at_width(error: CheckError, width: u32) -> CheckError {
+    match error {
+        CheckError::Fail { expected, actual } => {
+            CheckError::Fail { expected: format!("at {width} px: {expected}"), actual }
+        }
+        not_run => not_run,
+    }
+}
+
+/// The names the fixture's two pictures must have: SHA-256 of their bytes, `.png`.
+fn expected_names() -> Vec<String> {
+    (1..=2)
+        .map(|seed| {
+            let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 640, 360, seed);
+            format!("{}.png", fixtures::images::sha256_hex(&png))
+        })
+        .collect()
+}
+
+fn pictures_outside_details_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        visit.session.screenshot("pictures").await;
+        let facts = js(
+            visit.client(),
+            &format!(
+                r#"const tools = [...document.querySelectorAll('{tool}')];
+                const open = (t) => t.tagName === 'DETAILS' ? t.open : t.getAttribute('aria-expanded') === 'true';
+                return {{
+                    tools: tools.length,
+                    collapsed: tools.every(t => !open(t)),
+                    pictures: [...document.querySelectorAll('{picture}')].map(p => ({{
+                        insideTool: !!p.closest('{tool}'),
+                        imgs: [...p.querySelectorAll('img')].map(i => i.src.startsWith('blob:')),
+                        links: [...p.querySelectorAll('a[download]')].map(a => a.href.startsWith('blob:')),
+                    }})),
+                }};"#,
+                tool = sel("tool"),
+                picture = sel("picture"),
+            ),
+        )
+        .await?;
+        expect_eq("tool blocks", Some(3), facts["tools"].as_u64())?;
+        expect_eq("every tool block collapsed", Some(true), facts["collapsed"].as_bool())?;
+        let wanted = json!({"insideTool": false, "imgs": [true], "links": [true]});
+        expect_eq("each picture", json!([wanted, wanted]), facts["pictures"].clone())?;
+        let mut hashes: Vec<String> =
+            downloads(visit.client()).await?.into_iter().map(|(hash, _, _)| format!("{hash}.png")).collect();
+        hashes.sort();
+        let mut names = expected_names();
+        names.sort();
+        expect_eq("the downloads' SHA-256, as picture names", names, hashes)
+    })
+}
+
+fn key_in_a_header_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        let log = visit.proxy.log();
+        let media: Vec<_> = log.iter().filter(|r| r.target.starts_with("/tool-media/")).collect();
+        expect(media.len() >= 2, "at least 2 picture requests", format!("{} of them", media.len()))?;
+        for request in &media {
+            let bearer = request.authorization.as_deref().is_some_and(|a| {
+                a.split_once(' ')
+                    .is_some_and(|(scheme, key)| scheme.eq_ignore_ascii_case("bearer") && key == HARNESS_KEY)
+            });
+            let header = request.api_key.as_deref() == Some(HARNESS_KEY);
+            expect(
+                bearer || header,
+                "the key in Authorization: Bearer or x-api-key",
+                format!("{} {}", request.method, request.target),
+            )?;
+        }
+        for request in &log {
+            expect(
+                !request.target.contains(HARNESS_KEY),
+                "no URL carrying the key",
+                format!("{} {}", request.method, request.target),
+            )?;
+        }
+        Ok(())
+    })
+}
+
+fn no_base64_in_storage_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        expect_eq(
+            "base64 runs in storage after the turn",
+            Vec::<String>::new(),
+            base64_in_storage(visit.client()).await?,
+        )?;
+        reload(visit.client()).await?;
+        wait_until(visit.client(), &format!("{} === 2", loaded_pictures()), 30, "2 pictures after the reload").await?;
+        expect_eq(
+            "base64 runs in storage after a reload",
+            Vec::<String>::new(),
+            base64_in_storage(visit.client()).await?,
+        )
+    })
+}
+
+fn reload_brings_pictures_back_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        let before = visit.proxy.log().len();
+        visit.session.clear_http_cache().await?;
+        reload(visit.client()).await?;
+        wait_until(visit.client(), &format!("{} === 2", loaded_pictures()), 30, "2 pictures shown after the reload")
+            .await?;
+        visit.session.screenshot("reloaded").await;
+        let fetched = visit.proxy.log()[before..].iter().filter(|r| r.target.starts_with("/tool-media/")).count();
+        expect(fetched >= 2, "the pictures fetched again after the reload", format!("{fetched} picture requests"))?;
+        let links = downloads(visit.client()).await?;
+        expect_eq("download links", 2, links.len())?;
+        for (_, _, href) in &links {
+            expect(href.starts_with("blob:"), "a blob: download link", href.clone())?;
+        }
+        Ok(())
+    })
+}
+
+fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        let names = visit.media_names();
+        expect_eq("pictures the page fetched", 2, names.len())?;
+        let gone = &names[0];
+        let removed = std::fs::remove_file(visit.ctx.cache_dir()?.join(gone));
+        expect(removed.is_ok(), "the picture deleted from the cache", format!("{removed:?}"))?;
+        visit.session.clear_http_cache().await?;
+        reload(visit.client()).await?;
+        let settled =
+            format!("document.querySelectorAll('{}').length === 1 && {} === 1", sel("picture-gone"), loaded_pictures());
+        wait_until(visit.client(), &settled, 30, "one note for the gone picture and the other picture shown").await?;
+        let note = js(
+            visit.client(),
+            &format!("return document.querySelector('{}').textContent.trim();", sel("picture-gone")),
+        )
+        .await?;
+        expect(note.as_str().is_some_and(|n| !n.is_empty()), "a short note", note.to_string())?;
+        visit.session.screenshot("picture-gone").await;
+        let before = visit.proxy.log().len();
+        send(visit.client(), "Are you still there?").await?;
+        let answered = format!(
+            "[...document.querySelectorAll('{}')].some(b => b.textContent.includes('Still here.')) && {}",
+            sel("bubble"),
+            idle()
+        );
+        wait_until(visit.client(), &answered, 30, "the next turn answered").await?;
+        let chat: Vec<_> = visit.proxy.log()[before..]
+            .iter()
+            .filter(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
+            .filter_map(|r| r.body.clone())
+            .collect();
+        expect_eq("chat requests of the next turn", 1, chat.len())?;
+        let body = &chat[0];
+        let runs = body
+            .split(|c: char| !(c.is_ascii_alphanumeric() || "+/=".contains(c)))
+            .filter(|w| w.len() >= 1024 && w.chars().collect::<std::collections::HashSet<_>>().len() >= 16)
+            .count();
+        expect_eq("base64 runs of 1024+ characters in the request", 0, runs)?;
+        let request: Value = serde_json::from_str(body).unwrap_or_default();
+        let images: Vec<String> = request["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|p| p["type"] == "image_url")
+            .map(|p| p["image_url"]["url"].as_str().unwrap_or_default().to_string())
+            .collect();
+        let kept = format!("strata-tool-media:{}", names[1]);
+        expect(images.contains(&kept), format!("the tool message carries {kept}"), format!("{images:?}"))?;
+        expect(
+            images.iter().all(|u| u.starts_with("strata-tool-media:")),
+            "every picture sent as a strata-tool-media: reference",
+            format!("{images:?}"),
+        )
+    })
+}
+
+fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        let log = visit.ctx.fixture()?.clone();
+        let cancelled = |entries: &[Value]| entries.iter().filter(|e| e["cancelled"] == "slow_picture").count();
+        let before = cancelled(&log.entries());
+        send(visit.client(), "Take your time").await?;
+        let running = format!("document.querySelector('{}[data-state=\"running\"]')", sel("tool"));
+        wait_until(visit.client(), &running, 30, "a running call").await?;
+        expect(shown(visit.client(), "stop").await?, "Stop shown while the turn runs", "hidden")?;
+        visit.session.screenshot("running").await;
+        stop(visit.client()).await?;
+        let skipped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
+        wait_until(visit.client(), &skipped, 10, "the call marked skipped and Stop gone").await?;
+        let texts = js(
+            visit.client(),
+            &format!(
+                "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}').textContent, bubbles[bubbles.length - 1].textContent];",
+                sel("bubble"),
+                sel("tool")
+            ),
+        )
+        .await?;
+        let tool = texts[0].as_str().unwrap_or_default();
+        expect(tool.contains("Not run"), "the call shown as Not run", tool.to_string())?;
+        let answer = texts[1].as_str().unwrap_or_default().to_lowercase();
+        expect(answer.contains("stopped"), "the answer marked stopped", answer.clone())?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while cancelled(&log.entries()) == before && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        expect(
+            cancelled(&log.entries()) > before,
+            "the request aborted, so the running tool was cancelled",
+            "it ran on",
+        )
+    })
+}
+
+fn fits_every_width_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        visit.session.screenshot("collapsed").await;
+        fits(visit.client(), visit.session.width).await?;
+        js(
+            visit.client(),
+            &format!(
+                "for (const t of document.querySelectorAll('{}')) {{ if (t.tagName === 'DETAILS') t.open = true; else if (t.getAttribute('aria-expanded') !== 'true') t.click(); }} return true;",
+                sel("tool")
+            ),
+        )
+        .await?;
+        wait_until(
+            visit.client(),
+            &format!("document.querySelectorAll('{}').length > 0", sel("tool-result")),
+            5,
+            "the results shown",
+        )
+        .await?;
+        visit.session.screenshot("expanded").await;
+        fits(visit.client(), visit.session.width).await
+    })
+}
+
+/// The contract's marks (SPEC 13.7), read once at 768 px: what every other page case relies on.
+async fn contract_marks(ctx: Ctx) -> CheckResult {
+    let driver = driver::driver().await?;
+    let visit = open(&ctx, &driver, "page.contract-marks", 768, ctx.http.base()).await?;
+    let outcome = contract_marks_at(&visit).await;
+    if outcome.is_err() {
+        visit.session.screenshot("failed").await;
+    }
+    visit.session.close().await;
+    outcome
+}
+
+fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        for name in ["api-key", "save-key", "message", "send"] {
+            let found = js(visit.client(), &format!("return !!document.querySelector('{}');", sel(name))).await?;
+            expect_eq(&format!("an element marked {}", sel(name)), json!(true), found)?;
+        }
+        expect(!shown(visit.client(), "stop").await?, "Stop not shown while no turn runs", "shown")?;
+        visit.turn_with_pictures("Show me two pictures", 2).await?;
+        let facts = js(
+            visit.client(),
+            &format!(
+                r#"const tools = [...document.querySelectorAll('{tool}')];
+                return {{
+                    bubbles: document.querySelectorAll('{bubble}').length,
+                    tools: tools.map(t => ({{
+                        collapsible: t.tagName === 'DETAILS' || t.hasAttribute('aria-expanded'),
+                        state: t.dataset.state || null,
+                        named: !!t.querySelector('{name}'),
+                    }})),
+                    pictures: [...document.querySelectorAll('{picture}')].map(p => [p.querySelectorAll('img').length, p.querySelectorAll('a[download]').length]),
+                }};"#,
+                tool = sel("tool"),
+                bubble = sel("bubble"),
+                name = sel("tool-name"),
+                picture = sel("picture"),
+            ),
+        )
+        .await?;
+        expect(
+            facts["bubbles"].as_u64().unwrap_or(0) >= 2,
+            "a bubble for the question and one for the answer",
+            facts["bubbles"].to_string(),
+        )?;
+        let tool = json!({"collapsible": true, "state": "done", "named": true});
+        expect_eq("the tool blocks", json!([tool, tool, tool]), facts["tools"].clone())?;
+        expect_eq("the pictures (img, a[download])", json!([[1, 1], [1, 1]]), facts["pictures"].clone())?;
+        js(
+            visit.client(),
+            &format!(
+                "for (const t of document.querySelectorAll('{}')) {{ if (t.tagName === 'DETAILS') t.open = true; else if (t.getAttribute('aria-expanded') !== 'true') t.click(); }} return true;",
+                sel("tool")
+            ),
+        )
+        .await?;
+        let results = format!(
+            "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
+            sel("tool"),
+            sel("tool-result")
+        );
+        wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await
+    })
+}
+
+// Each case runs its check at every width.
+
+async fn pictures_outside_details(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.pictures-outside-collapsed-details", pictures_outside_details_at).await
+}
+
+async fn key_in_a_header(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.pictures-fetched-with-the-key-in-a-header", key_in_a_header_at).await
+}
+
+async fn no_base64_in_storage(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.storage-holds-no-base64", no_base64_in_storage_at).await
+}
+
+async fn reload_brings_pictures_back(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.reload-brings-pictures-back", reload_brings_pictures_back_at).await
+}
+
+async fn gone_picture(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.gone-picture-note-and-next-turn", gone_picture_at).await
+}
+
+async fn stop_marks_not_run(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.stop-marks-calls-not-run", stop_marks_not_run_at).await
+}
+
+async fn fits_every_width(ctx: Ctx) -> CheckResult {
+    at_every_width(&ctx, "page.fits-every-width", fits_every_width_at).await
+}
