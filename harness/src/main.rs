@@ -264,7 +264,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
         done += 1;
         eprintln!("[{done:>3}/{total}] {}", report::progress_line(verdict));
     }));
-    if screenshots.is_dir() {
+    if screenshots.is_dir() && verdicts.iter().any(|v| v.id.starts_with("page.") && v.outcome != Outcome::NotRun) {
         eprintln!("screenshots of the page cases: {}/", screenshots.display());
     }
     println!("{}", report::terminal(&target.describe(), &verdicts));

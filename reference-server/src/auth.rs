@@ -101,13 +101,14 @@ fn origin_allowed(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError>
     let Some(origin) = headers.get(header::ORIGIN).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()) else {
         return Ok(());
     };
-    let origin = origin.trim_end_matches('/');
-    let Some((scheme, rest)) = origin.split_once("://") else {
-        return Err(foreign_origin(origin));
+    let Some((scheme, _)) = origin.split_once("://") else {
+        return Err(foreign_origin(&origin)); // `null`, and anything else without a scheme
     };
-    if scheme != "http" && scheme != "https" {
-        return Ok(());
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Ok(()); // an extension's page, `file://` (SPEC 2.6)
     }
+    let origin = origin.trim_end_matches('/');
+    let Some((_, rest)) = origin.split_once("://") else { return Err(foreign_origin(origin)) };
     let own_host = headers.get(header::HOST).map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
     let name = host_name(rest).to_ascii_lowercase();
     let allowed = own_host.as_deref().is_some_and(|h| h.eq_ignore_ascii_case(rest))

@@ -23,6 +23,15 @@ pub fn cases() -> Vec<Case> {
         ),
         case!("auth.rejects-wrong-key", "2.4", Must, KEYED, "a wrong key is 401", rejects_wrong_key, ["auth-off"]),
         case!(
+            "auth.near-miss-keys-are-401",
+            "2.1",
+            Must,
+            KEYED,
+            "every near miss of the key is 401 with the exact body: prefixes, suffixes, the key and more, one character changed, case, a tab, empty, no or another scheme, in both headers",
+            wrong_key_table,
+            ["key-prefix-match", "auth-off"]
+        ),
+        case!(
             "auth.accepts-both-header-forms",
             "2.2",
             Must,
@@ -57,6 +66,15 @@ pub fn cases() -> Vec<Case> {
             "without a key, a foreign Host is 403",
             host_check,
             ["host-check-off"]
+        ),
+        case!(
+            "auth.foreign-origins-are-403",
+            "2.6",
+            Must,
+            BASIC,
+            "without a key, a /v1/* POST from a foreign or look-alike http(s) Origin, or Origin: null, is 403; the own Host, loopback names and an extension's page are not refused",
+            origin_table,
+            ["origin-substring-match"]
         ),
         case!(
             "auth.mcp-only-from-own-page",
@@ -137,4 +155,69 @@ async fn own_page_only(ctx: Ctx) -> CheckResult {
     expect_eq("status from a foreign Origin", 403, foreign.status)?;
     let body = foreign.json()?;
     expect(body["error"]["message"].is_string(), "the JSON error shape", body.to_string())
+}
+
+async fn wrong_key_table(ctx: Ctx) -> CheckResult {
+    let key = ctx.http.key().unwrap_or_default().to_string();
+    let mut changed = key.clone().into_bytes();
+    if let Some(last) = changed.last_mut() {
+        *last = if *last == b'x' { b'y' } else { b'x' };
+    }
+    let changed = String::from_utf8_lossy(&changed).into_owned();
+    let (half, rest) = key.split_at(key.len() / 2);
+    let near_misses: Vec<(&str, String, String)> = vec![
+        ("a prefix", "authorization".into(), format!("Bearer {}", &key[..key.len() - 1])),
+        ("the first character", "authorization".into(), format!("Bearer {}", &key[..1])),
+        ("a suffix", "authorization".into(), format!("Bearer {}", &key[1..])),
+        ("the key and more", "authorization".into(), format!("Bearer {key}x")),
+        ("the key twice", "authorization".into(), format!("Bearer {key}{key}")),
+        ("one character changed", "authorization".into(), format!("Bearer {changed}")),
+        ("upper case", "authorization".into(), format!("Bearer {}", key.to_uppercase())),
+        ("a tab inside", "authorization".into(), format!("Bearer {half}\t{rest}")),
+        ("empty", "authorization".into(), "Bearer ".into()),
+        ("no scheme", "authorization".into(), key.clone()),
+        ("another scheme", "authorization".into(), format!("Basic {key}")),
+        ("x-api-key, a prefix", "x-api-key".into(), key[..key.len() - 1].to_string()),
+        ("x-api-key, the key and more", "x-api-key".into(), format!("{key}x")),
+        ("x-api-key, empty", "x-api-key".into(), String::new()),
+    ];
+    for (what, name, value) in near_misses {
+        let reply = ctx.http.get("/v1/models").without_key().header(&name, value.as_bytes()).send().await?;
+        expect_eq(&format!("status for {what} ({name}: {value:?})"), 401, reply.status)?;
+        expect_eq(&format!("body for {what}"), exact_401(), reply.json()?)?;
+    }
+    Ok(())
+}
+
+async fn origin_table(ctx: Ctx) -> CheckResult {
+    let own = ctx.http.base().trim_start_matches("http://").to_string();
+    let foreign = [
+        "http://evil.example",
+        "https://evil.example",
+        "http://localhost.evil.example",
+        "http://127.0.0.1.evil.example",
+        "http://evil-localhost",
+        "http://127.0.0.1evil.example",
+        "https://evil.example:443",
+        "null",
+    ];
+    for origin in foreign {
+        let reply = ctx.http.post_json(CHAT, &user("hi")).header("origin", origin.as_bytes()).send().await?;
+        expect_eq(&format!("status from Origin {origin}"), 403, reply.status)?;
+        expect_eq(&format!("error type from Origin {origin}"), &json!("forbidden"), &reply.json()?["error"]["type"])?;
+    }
+    let own_origin = format!("http://{own}");
+    let allowed = [
+        own_origin.as_str(),
+        "http://localhost:9",
+        "http://127.0.0.1:1",
+        "http://[::1]:2",
+        "chrome-extension://abcdefghijklmnop",
+        "file://",
+    ];
+    for origin in allowed {
+        let reply = ctx.http.post_json(CHAT, &user("hi")).header("origin", origin.as_bytes()).send().await?;
+        expect_eq(&format!("status from Origin {origin}"), 200, reply.status)?;
+    }
+    Ok(())
 }

@@ -44,8 +44,40 @@ const CONCURRENT: Scenario =
             .set("mcp", "max_rounds", json!(1))
     });
 
+/// `structured` (structuredContent only) for model "a", `structtext` (the same JSON as a text block) for
+/// model "b", with the feature on.
+const STRUCTURED: Scenario = own("structured-content", || {
+    Setup::mcp(Some(true)).set(
+        "engine",
+        "script_sets",
+        json!({"a": [call("structured", &[]), answer("ok")], "b": [call("structtext", &[]), answer("ok")]}),
+    )
+});
+
+/// The picture tool with `mcp.image_results` not in the configuration at all.
+const FEATURE_ABSENT: Scenario =
+    own("feature-absent", || Setup::mcp(None).scripts(vec![call("picture", &[("seed", "31")]), answer("ok")]));
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "media.off-by-default",
+            "8.1",
+            Must,
+            FEATURE_ABSENT,
+            "without mcp.image_results in the configuration a picture is not cached, not announced and not served",
+            off_by_default,
+            ["feature-off-leaks"]
+        ),
+        case!(
+            "media.no-picture-no-change",
+            "8.8",
+            Must,
+            STRUCTURED,
+            "with the feature on, a result without a picture reaches the model as its text: structuredContent alone counts as its JSON, token for token",
+            no_picture_no_change,
+            ["structured-ignored"]
+        ),
         case!(
             "media.cached-by-hash",
             "8.3",
@@ -170,6 +202,36 @@ async fn private_files(ctx: Ctx) -> CheckResult {
     expect_eq("folder mode", 0o700, folder.permissions().mode() & 0o777)?;
     let file = std::fs::metadata(dir.join(&name)).map_err(|e| broken(format!("{name}: {e}")))?;
     expect_eq("file mode", 0o600, file.permissions().mode() & 0o777)
+}
+
+async fn off_by_default(ctx: Ctx) -> CheckResult {
+    let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect(result.media.is_empty(), "no media entry", result.raw.to_string())?;
+    expect(result.text.contains("[image (image/png, "), "the picture as its 7.1 text", result.text.clone())?;
+    let name = format!("{}.png", sha256(&picture(PictureFormat::Png, 64, 48, 31)));
+    expect_eq(
+        "GET /tool-media/<the picture's name>",
+        404,
+        fetch(&ctx.http, &format!("/tool-media/{name}")).await?.status,
+    )?;
+    let cached = std::fs::read_dir(ctx.cache_dir()?).map(|d| d.count()).unwrap_or(0);
+    expect_eq("files in the picture cache", 0, cached)
+}
+
+async fn no_picture_no_change(ctx: Ctx) -> CheckResult {
+    let asked = |model: &str| {
+        let mut body = opt_in();
+        body["model"] = json!(model);
+        body
+    };
+    let structured = super::common::complete(&ctx.http, &asked("a")).await?;
+    let text = super::common::complete(&ctx.http, &asked("b")).await?;
+    // The tools' names have the same length and their results the same JSON, so the prompts must too.
+    expect_eq(
+        "prompt tokens for structuredContent alone (equal to the same JSON as a text block)",
+        super::common::prompt_tokens(&text)?,
+        super::common::prompt_tokens(&structured)?,
+    )
 }
 
 async fn magic_decides(ctx: Ctx) -> CheckResult {

@@ -1,8 +1,11 @@
 //! SPEC §12: the vision path, seen through `usage.prompt_tokens`.
 
+use base64::Engine;
+use serde_json::{Value, json};
+
 use super::case;
 use super::common::{answer, call, complete, opt_in, prompt_tokens};
-use crate::case::{Case, CheckResult, expect_eq};
+use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{Scenario, Setup, own};
 
@@ -15,16 +18,30 @@ const ONE_THEN_NONE: Scenario = own("vision-mcp-picture", || {
     ])
 });
 
+/// A vision encoder and no tools: pictures come in user messages.
+const USER_PICTURES: Scenario = own("vision-user-pictures", || Setup::plain().vision());
+
 pub fn cases() -> Vec<Case> {
-    vec![case!(
-        "vision.mcp-picture-tokens",
-        "12.2",
-        Must,
-        ONE_THEN_NONE,
-        "a 640x360 tool picture takes 299 image tokens in the next pass's prompt",
-        mcp_picture_tokens,
-        ["no-vision-pads"]
-    )]
+    vec![
+        case!(
+            "vision.geometry-table",
+            "12.2",
+            Must,
+            USER_PICTURES,
+            "32 picture sizes (both resize branches, halves, extreme shapes) each take the image tokens SPEC 12.2's formula gives",
+            geometry_table,
+            ["no-vision-pads"]
+        ),
+        case!(
+            "vision.mcp-picture-tokens",
+            "12.2",
+            Must,
+            ONE_THEN_NONE,
+            "a 640x360 tool picture takes 299 image tokens in the next pass's prompt",
+            mcp_picture_tokens,
+            ["no-vision-pads"]
+        ),
+    ]
 }
 
 async fn mcp_picture_tokens(ctx: Ctx) -> CheckResult {
@@ -33,4 +50,90 @@ async fn mcp_picture_tokens(ctx: Ctx) -> CheckResult {
     // "1 picture of 640x360" + "\n" before the picture (8.8) is as long as "0 pictures of 640x360"; the
     // picture adds 299 image tokens and the vision start and end tokens.
     expect_eq("prompt tokens the picture added", 299 + 2, one - none)
+}
+
+/// Picture sizes (width, height) for the geometry table: both branches of the resize (a picture over
+/// `max_pixels` shrinks, floor; one under `min_pixels` grows, ceil), sides whose twenty-eighths end in
+/// a half (rounded to even), extreme shapes, and ordinary screens.
+const SIZES: [(u32, u32); 32] = [
+    (1, 1),
+    (10, 10),
+    (27, 27),
+    (28, 28),
+    (42, 42),
+    (56, 56),
+    (57, 57),
+    (70, 70),
+    (98, 98),
+    (126, 42),
+    (100, 30),
+    (30, 100),
+    (300, 28),
+    (28, 300),
+    (333, 777),
+    (500, 500),
+    (640, 360),
+    (800, 600),
+    (1001, 1001),
+    (1024, 768),
+    (1280, 720),
+    (1280, 1280),
+    (1500, 1500),
+    (1920, 1080),
+    (2000, 28),
+    (28, 2000),
+    (2400, 1600),
+    (1003, 1000),
+    (1050, 770),
+    (882, 1190),
+    (3000, 40),
+    (714, 1414),
+];
+
+/// SPEC 12.2's grid, written here from the clause (never the server's code): sides rounded to
+/// multiples of 28 (halves to even), at least 28; over `max_pixels` both scaled down by
+/// √(h·w/max) and floored; under `min_pixels` scaled up by √(min/(h·w)) and ceiled; one token per
+/// 28×28 square.
+pub fn expected_tokens(width: u32, height: u32) -> u64 {
+    const FACTOR: f64 = 28.0;
+    const MIN_PIXELS: f64 = 56.0 * 56.0;
+    const MAX_PIXELS: f64 = 28.0 * 28.0 * 1280.0;
+    let (h, w) = (f64::from(height.max(1)), f64::from(width.max(1)));
+    let mut h_bar = ((h / FACTOR).round_ties_even() * FACTOR).max(FACTOR);
+    let mut w_bar = ((w / FACTOR).round_ties_even() * FACTOR).max(FACTOR);
+    if h_bar * w_bar > MAX_PIXELS {
+        let beta = (h * w / MAX_PIXELS).sqrt();
+        h_bar = ((h / beta / FACTOR).floor() * FACTOR).max(FACTOR);
+        w_bar = ((w / beta / FACTOR).floor() * FACTOR).max(FACTOR);
+    } else if h_bar * w_bar < MIN_PIXELS {
+        let beta = (MIN_PIXELS / (h * w)).sqrt();
+        h_bar = (h * beta / FACTOR).ceil() * FACTOR;
+        w_bar = (w * beta / FACTOR).ceil() * FACTOR;
+    }
+    ((h_bar / FACTOR) as u64) * ((w_bar / FACTOR) as u64)
+}
+
+fn with_picture(png: Option<&[u8]>) -> Value {
+    let mut content = vec![json!({"type": "text", "text": "look"})];
+    if let Some(png) = png {
+        let url = format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(png));
+        content.push(json!({"type": "image_url", "image_url": {"url": url}}));
+    }
+    json!({"messages": [{"role": "user", "content": content}], "max_tokens": 4})
+}
+
+async fn geometry_table(ctx: Ctx) -> CheckResult {
+    let without = prompt_tokens(&complete(&ctx.http, &with_picture(None)).await?)?;
+    let mut wrong = Vec::new();
+    for (width, height) in SIZES {
+        let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, width, height, 3);
+        let with = prompt_tokens(&complete(&ctx.http, &with_picture(Some(&png))).await?)?;
+        // The picture adds its N image tokens and the vision start and end tokens (4.8).
+        let added = with - without - 2;
+        let wanted = expected_tokens(width, height) as i64;
+        if added != wanted {
+            wrong.push(format!("{width}x{height}: {added} (wanted {wanted})"));
+        }
+    }
+    expect(wrong.is_empty(), format!("every one of {} sizes at SPEC 12.2's token count", SIZES.len()), wrong.join("; "))
 }

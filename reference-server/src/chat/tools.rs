@@ -156,12 +156,15 @@ impl McpRound<'_> {
             ms: outcome.ms,
             media: Vec::new(),
         };
+        // A result without a picture reaches the model exactly as with the feature off (its 7.1 text,
+        // structuredContent included): only pictures change the tool message (SPEC 8.8).
         let pictures = match (&outcome.result, self.state.image_results()) {
             (Some(result), true) => {
                 let mcp = &self.state.config.mcp;
                 let limits =
                     PictureLimits { per_result: mcp.max_pictures_per_result, max_chars: mcp.max_picture_chars };
                 Some(result_parts(result, limits))
+                    .filter(|parts| parts.iter().any(|p| matches!(p, ResultPart::Picture(_))))
             }
             _ => None,
         };
