@@ -43,6 +43,9 @@ enum Command {
         /// Only cases whose id matches this glob (`*` matches anything).
         #[arg(long)]
         only: Option<String>,
+        /// Leave out the cases whose id matches this glob (e.g. `page.*`).
+        #[arg(long)]
+        skip: Option<String>,
         /// Expected failures, one case id per line; a listed case that passes fails the run.
         #[arg(long)]
         baseline: Option<PathBuf>,
@@ -207,7 +210,7 @@ fn main() -> ExitCode {
             let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
             load(options, url.map(|base| RunningServer { base, api_key, media, allow_remote }), json)
         }
-        Command::Run { url, api_key, spawn, only, baseline, json, junit, strict, screenshots } => {
+        Command::Run { url, api_key, spawn, only, skip, baseline, json, junit, strict, screenshots } => {
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },
@@ -223,7 +226,7 @@ fn main() -> ExitCode {
                 beside.join("mediacheck-screenshots")
             });
             harness::browser::driver::keep_screenshots(screenshots.clone());
-            run(target, RunOptions { only, baseline_path: baseline, json, junit, strict, screenshots })
+            run(target, RunOptions { only, skip, baseline_path: baseline, json, junit, strict, screenshots })
         }
     }
 }
@@ -231,6 +234,7 @@ fn main() -> ExitCode {
 /// What `run` was asked for besides the target.
 struct RunOptions {
     only: Option<String>,
+    skip: Option<String>,
     baseline_path: Option<PathBuf>,
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
@@ -239,9 +243,12 @@ struct RunOptions {
 }
 
 fn run(target: Target, options: RunOptions) -> ExitCode {
-    let RunOptions { only, baseline_path, json, junit, strict, screenshots } = options;
-    let selected: Vec<_> =
-        cases::all().into_iter().filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id))).collect();
+    let RunOptions { only, skip, baseline_path, json, junit, strict, screenshots } = options;
+    let selected: Vec<_> = cases::all()
+        .into_iter()
+        .filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id)))
+        .filter(|c| skip.as_deref().is_none_or(|g| !harness::glob(g, c.id)))
+        .collect();
     if selected.is_empty() {
         eprintln!("mediacheck: no case matches --only {}", only.unwrap_or_default());
         return ExitCode::from(exit::USAGE);

@@ -40,6 +40,15 @@ pub fn cases() -> Vec<Case> {
             ["status-no-geometry"]
         ),
         case!("errors.json-404", "3.4", Must, BASIC, "an unknown route is a JSON 404", json_404, ["plain-errors"]),
+        case!(
+            "errors.wrong-method-405",
+            "3.4",
+            Must,
+            BASIC,
+            "every known route with each method it does not take (GET, POST, PUT, DELETE, PATCH) is 405 in the JSON error shape",
+            wrong_method_405,
+            ["plain-errors", "wrong-method-404"]
+        ),
     ]
 }
 
@@ -72,6 +81,46 @@ async fn vision_geometry(ctx: Ctx) -> CheckResult {
         "min_pixels and max_pixels",
         geometry.to_string(),
     )
+}
+
+/// The known routes (SPEC §3, §4, §9, §13) and the methods each takes.
+const ROUTES: [(&str, &str); 9] = [
+    ("/health", "GET"),
+    ("/api/health", "GET"),
+    ("/v1/models", "GET"),
+    ("/v1/status", "GET"),
+    ("/mcp", "GET"),
+    ("/v1/chat/completions", "POST"),
+    ("/tool-media/0000000000000000000000000000000000000000000000000000000000000000.png", "GET"),
+    ("/", "GET"),
+    ("/web/app.js", "GET"),
+];
+
+async fn wrong_method_405(ctx: Ctx) -> CheckResult {
+    for (route, takes) in ROUTES {
+        for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
+            if method == takes {
+                continue;
+            }
+            let method_value =
+                http::Method::from_bytes(method.as_bytes()).map_err(|e| crate::case::broken(e.to_string()))?;
+            let reply = ctx
+                .http
+                .call(method_value, route)
+                .header("content-type", b"application/json")
+                .body("{}".to_string())
+                .send()
+                .await?;
+            expect_eq(&format!("status of {method} {route}"), 405, reply.status)?;
+            let body = reply.json()?;
+            expect(
+                body["error"]["type"].is_string() && body["error"]["message"].is_string(),
+                format!("{method} {route}: the JSON error shape"),
+                body.to_string(),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 async fn json_404(ctx: Ctx) -> CheckResult {

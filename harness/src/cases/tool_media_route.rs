@@ -48,6 +48,15 @@ pub fn cases() -> Vec<Case> {
         ),
         case!("tool-media.head", "9.6", Must, PICTURE, "HEAD gives the headers of GET and no body", head, ["no-head"]),
         case!(
+            "tool-media.head-matches-get-everywhere",
+            "9.6",
+            Must,
+            PICTURE,
+            "HEAD answers as GET does, without a body, for a picture, its ETag and *, a malformed name, a name not cached, a link, a folder and a FIFO in the cache",
+            head_matches_get,
+            ["head-skips-checks", "no-head"]
+        ),
+        case!(
             "tool-media.conditional-for-a-missing-file-is-404",
             "9.7",
             Must,
@@ -152,6 +161,55 @@ async fn head(ctx: Ctx) -> CheckResult {
         expect_eq(name, get.header(name), head.header(name))?;
     }
     expect_eq("body length", 0, head.body.len())
+}
+
+async fn head_matches_get(ctx: Ctx) -> CheckResult {
+    let media = one_picture(&ctx).await?;
+    let url = media.url.clone();
+    let hash = media.name().get(..64).unwrap_or_default().to_string();
+    let dir = ctx.cache_dir()?;
+    let planted = |digit: char| format!("{}.png", std::iter::repeat_n(digit, 64).collect::<String>());
+    let outside = dir.parent().ok_or_else(|| broken("no parent folder"))?.join("canary-head.txt");
+    std::fs::write(&outside, "canary").map_err(|e| broken(e.to_string()))?;
+    std::os::unix::fs::symlink(&outside, dir.join(planted('1'))).map_err(|e| broken(e.to_string()))?;
+    std::fs::create_dir(dir.join(planted('2'))).map_err(|e| broken(e.to_string()))?;
+    let fifo = std::process::Command::new("mkfifo").arg(dir.join(planted('3'))).status();
+    expect(fifo.as_ref().is_ok_and(|s| s.success()), "a FIFO planted in the cache (mkfifo)", format!("{fifo:?}"))?;
+    let etag = format!("\"{hash}\"");
+    let situations: Vec<(String, String, Option<String>)> = vec![
+        ("the picture".into(), url.clone(), None),
+        ("If-None-Match with its ETag".into(), url.clone(), Some(etag)),
+        ("If-None-Match *".into(), url.clone(), Some("*".into())),
+        ("a malformed name".into(), format!("/tool-media/{}.PNG", hash.to_uppercase()), None),
+        ("a name not cached".into(), format!("/tool-media/{}", planted('4')), None),
+        ("a symbolic link".into(), format!("/tool-media/{}", planted('1')), None),
+        ("a folder".into(), format!("/tool-media/{}", planted('2')), None),
+        ("a FIFO".into(), format!("/tool-media/{}", planted('3')), None),
+    ];
+    for (what, target, if_none_match) in situations {
+        let ask = |method: http::Method| {
+            let call = ctx.http.call(method, &target);
+            match &if_none_match {
+                Some(tag) => call.header("if-none-match", tag.as_bytes()),
+                None => call,
+            }
+        };
+        let get = ask(http::Method::GET).send().await?;
+        let head = ask(http::Method::HEAD).send().await?;
+        expect_eq(&format!("{what}: HEAD's status (GET's)"), get.status, head.status)?;
+        for name in ["content-type", "etag", "cache-control", "x-content-type-options"] {
+            expect_eq(&format!("{what}: HEAD's {name} (GET's)"), get.header(name), head.header(name))?;
+        }
+        if get.status == 200 {
+            expect_eq(
+                &format!("{what}: HEAD's Content-Length (GET's)"),
+                get.header("content-length"),
+                head.header("content-length"),
+            )?;
+        }
+        expect_eq(&format!("{what}: HEAD's body length"), 0, head.body.len())?;
+    }
+    Ok(())
 }
 
 async fn hostile_names(ctx: Ctx) -> CheckResult {

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The mutation score of the reference server against the conformance suite: cargo-mutants changes the
+# reference server's code (the modules of SPEC §2 and §7–§12), and every change should make some
+# mediacheck case fail. Each mutant is judged by a prebuilt mediacheck built WITHOUT the reference
+# server inside (--no-default-features), so a mutation can never reach the verdicts; the judge runs
+# every case but the page cases against the mutated binary (reference-server/tests/mediacheck.rs).
+#
+# Long — an incremental build and a run per mutant, about a minute each on 2 cores — so it is run on
+# demand, never by CI: a file or a shard at a time.
+#   ci/mutants.sh                          # every listed module (hours)
+#   ci/mutants.sh --file src/auth.rs       # one module (any cargo-mutants option passes through)
+#   ci/mutants.sh --shard 1/8              # one eighth
+# Prints the kill rate (caught / (caught + missed); unviable mutants do not count) and the survivors,
+# and compares them with ci/mutants-surviving.txt (each survivor there is killed later or explained).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MUTANTS_VERSION=27.1.0
+if [ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $MUTANTS_VERSION" ]; then
+    cargo install cargo-mutants --version "$MUTANTS_VERSION" --locked
+fi
+cargo build --release --locked -p harness --no-default-features
+export MEDIACHECK_BIN="$PWD/target/release/mediacheck"
+
+files=()
+if ! printf '%s\n' "$@" | grep -q -- '^--file'; then
+    for f in src/auth.rs src/api_key.rs src/routes/media.rs src/media/name.rs src/media/parts.rs \
+             src/media/cache.rs src/media/format.rs src/lift.rs src/vision/geometry.rs src/chat/prepare.rs \
+             src/mcp/naming.rs src/result_text.rs; do
+        files+=(--file "$f")
+    done
+fi
+out=target/mutants
+cargo mutants --package reference-server --no-shuffle --timeout 300 --output "$out" "${files[@]}" "$@" \
+    -- --test mediacheck || true   # missed mutants make cargo-mutants exit non-zero; the summary says what
+
+python3 - "$out/mutants.out/outcomes.json" ci/mutants-surviving.txt <<'PY'
+import json, sys
+outcomes = json.load(open(sys.argv[1]))["outcomes"]
+by = {}
+for o in outcomes:
+    if o["scenario"] == "Baseline":
+        continue
+    m = o["scenario"]["Mutant"]
+    name = f'{m["file"]}:{m["span"]["start"]["line"]}: {m.get("name") or m.get("function", {}).get("function_name", "")} {m.get("replacement", "")}'.strip()
+    by.setdefault(o["summary"], []).append(name)
+caught, missed = len(by.get("CaughtMutant", [])), by.get("MissedMutant", [])
+unviable, timeout = len(by.get("Unviable", [])), len(by.get("Timeout", []))
+viable = caught + len(missed)
+rate = 100.0 * caught / viable if viable else 0.0
+print(f"mutants: {caught} caught, {len(missed)} missed, {timeout} timed out, {unviable} unviable: kill rate {rate:.1f} %")
+known = set()
+try:
+    known = {l.split(" — ")[0].strip() for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")}
+except FileNotFoundError:
+    pass
+for name in sorted(missed):
+    print(("  known: " if name in known else "  NEW survivor: ") + name)
+PY

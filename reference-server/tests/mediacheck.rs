@@ -1,0 +1,22 @@
+//! The conformance suite as a test of this crate, for mutation testing (`ci/mutants.sh`): a prebuilt
+//! `mediacheck` named by `MEDIACHECK_BIN` — built without the reference server inside, so a mutant can
+//! never reach the verdicts — runs every case but the page cases against this build's
+//! `reference-server` binary, and a mutant that no case notices survives. Without `MEDIACHECK_BIN` it
+//! only says so: CI's main job runs the same cases.
+
+use std::process::Command;
+
+#[test]
+fn the_conformance_suite_passes_against_this_build() {
+    let Some(mediacheck) = std::env::var_os("MEDIACHECK_BIN") else {
+        eprintln!("skipped: MEDIACHECK_BIN is not set (ci/mutants.sh sets it)");
+        return;
+    };
+    let template =
+        format!("{} --config {{config}} --port {{port}} {{scripts}}", env!("CARGO_BIN_EXE_reference-server"));
+    let status = Command::new(mediacheck)
+        .args(["run", "--skip", "page.*", "--spawn", &template])
+        .status()
+        .expect("mediacheck starts");
+    assert!(status.success(), "a case failed against this build (exit {status})");
+}
