@@ -7,9 +7,9 @@
 #
 # Long — an incremental build and a run per mutant, about a minute each on 2 cores — so it is run on
 # demand, never by CI: a file or a shard at a time.
-#   ci/mutants.sh                          # every listed module (hours)
-#   ci/mutants.sh --file src/auth.rs       # one module (any cargo-mutants option passes through)
-#   ci/mutants.sh --shard 1/8              # one eighth
+#   ci/mutants.sh                          # every listed module: 536 mutants, hours
+#   ci/mutants.sh --file reference-server/src/auth.rs   # one module (cargo-mutants options pass through)
+#   ci/mutants.sh --shard 1/8              # one eighth of them
 # Prints the kill rate (caught / (caught + missed); unviable mutants do not count) and the survivors,
 # and compares them with ci/mutants-surviving.txt (each survivor there is killed later or explained).
 set -euo pipefail
@@ -23,10 +23,9 @@ export MEDIACHECK_BIN="$PWD/target/release/mediacheck"
 
 files=()
 if ! printf '%s\n' "$@" | grep -q -- '^--file'; then
-    for f in src/auth.rs src/api_key.rs src/routes/media.rs src/media/name.rs src/media/parts.rs \
-             src/media/cache.rs src/media/format.rs src/lift.rs src/vision/geometry.rs src/chat/prepare.rs \
-             src/mcp/naming.rs src/result_text.rs; do
-        files+=(--file "$f")
+    for f in auth.rs api_key.rs routes/media.rs media/name.rs media/parts.rs media/cache.rs media/format.rs \
+             lift.rs vision/geometry.rs chat/prepare.rs mcp/naming.rs result_text.rs; do
+        files+=(--file "reference-server/src/$f")
     done
 fi
 out=target/mutants

@@ -59,12 +59,18 @@ pub enum Piece {
     Picture(LiftedPicture),
 }
 
-/// Lifts pictures out of `text`. `None` when there is none: the caller keeps the text as it is.
+/// Lifts pictures out of `text`, at most [`MAX_PICTURES`]. `None` when there is none: the caller keeps
+/// the text as it is.
 pub fn lift(text: &str) -> Option<Vec<Piece>> {
+    lift_at_most(text, MAX_PICTURES)
+}
+
+/// [`lift`], taking at most `room` pictures: a message's text parts share the 8 of SPEC 11.4.
+pub fn lift_at_most(text: &str, room: usize) -> Option<Vec<Piece>> {
     let bytes = text.as_bytes();
     let mut found: Vec<(usize, usize, LiftedPicture)> = Vec::new();
     let mut start = 0;
-    while start + MIN_RUN <= bytes.len() && found.len() < MAX_PICTURES {
+    while start + MIN_RUN <= bytes.len() && found.len() < room {
         let probe = start + MIN_RUN - 1;
         if !BASE64_CLASS[usize::from(bytes[probe])] {
             start = probe + 1;

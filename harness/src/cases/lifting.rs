@@ -17,6 +17,15 @@ const VISION: Scenario =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "lift.eight-per-message",
+            "11.4",
+            Must,
+            BASIC,
+            "a tool message of two text parts with 8 pictures each has 8 lifted: the second part is left as sent, token for token",
+            eight_per_message,
+            ["lift-per-part"]
+        ),
+        case!(
             "lift.chatbox-shape",
             "11.2",
             Must,
@@ -65,6 +74,30 @@ fn with_tool_text(body: &Value, from: &str, replacement: &str) -> Value {
     let content = body["messages"][2]["content"].as_str().unwrap_or_default().replace(from, replacement);
     body["messages"][2]["content"] = json!(content);
     body
+}
+
+/// A tool message whose content is `parts`, after a user question and the assistant's call.
+fn tool_message_of(parts: &[String]) -> Value {
+    let content: Vec<Value> = parts.iter().map(|t| json!({"type": "text", "text": t})).collect();
+    json!({"messages": [
+        {"role": "user", "content": "Take the screenshots."},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "shots", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": content},
+    ], "max_tokens": 4})
+}
+
+async fn eight_per_message(ctx: Ctx) -> CheckResult {
+    let eight = |first_seed: u32| -> String {
+        (first_seed..first_seed + 8)
+            .map(|seed| format!("shot {seed}: {}\n", encoded(&noise_png(48, 40, seed))))
+            .collect()
+    };
+    let (first, second) = (eight(100), eight(200));
+    let both = prompt_tokens(&complete(&ctx.http, &tool_message_of(&[first.clone(), second.clone()])).await?)?;
+    // The second part as plain text of the same length: what it must stay once the 8 are taken.
+    let same_length = "x".repeat(second.len());
+    let as_text = prompt_tokens(&complete(&ctx.http, &tool_message_of(&[first, same_length])).await?)?;
+    expect_eq("prompt tokens (the second part's 8 pictures left as sent)", as_text, both)
 }
 
 async fn chatbox(ctx: Ctx) -> CheckResult {

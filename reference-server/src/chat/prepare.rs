@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 
 use crate::error::ApiError;
-use crate::lift::{Piece, lift};
+use crate::lift::{MAX_PICTURES, Piece, lift_at_most};
 use crate::media::name::parse_reference;
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
 use crate::state::AppState;
@@ -109,11 +109,14 @@ pub fn prepare(
     for message in messages {
         let mut parts = Vec::with_capacity(message.parts.len());
         let lifts = message.role == Role::Tool;
+        // SPEC 11.4: the 8 pictures are per message, whatever number of text parts carry them.
+        let mut room = MAX_PICTURES;
         for part in &message.parts {
             match part {
-                Part::Text(text) if lifts => match lift(text) {
+                Part::Text(text) if lifts => match lift_at_most(text, room) {
                     None => parts.push(part.clone()),
                     Some(pieces) => {
+                        room -= pieces.iter().filter(|p| matches!(p, Piece::Picture(_))).count();
                         for piece in pieces {
                             match piece {
                                 Piece::Text(text) => parts.push(Part::Text(text)),
