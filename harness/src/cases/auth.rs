@@ -68,6 +68,15 @@ pub fn cases() -> Vec<Case> {
             ["host-check-off"]
         ),
         case!(
+            "auth.foreign-hosts-are-403",
+            "2.5",
+            Must,
+            BASIC,
+            "without a key, a Host that is foreign or only looks local (suffix, prefix, a loopback name inside another) is 403; loopback names and addresses in any case are served",
+            host_table,
+            ["host-suffix-match", "host-check-off"]
+        ),
+        case!(
             "auth.foreign-origins-are-403",
             "2.6",
             Must,
@@ -218,6 +227,34 @@ async fn origin_table(ctx: Ctx) -> CheckResult {
     for origin in allowed {
         let reply = ctx.http.post_json(CHAT, &user("hi")).header("origin", origin.as_bytes()).send().await?;
         expect_eq(&format!("status from Origin {origin}"), 200, reply.status)?;
+    }
+    Ok(())
+}
+
+async fn host_table(ctx: Ctx) -> CheckResult {
+    let port = ctx.http.base().rsplit(':').next().unwrap_or_default().to_string();
+    let foreign = [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1.evil.example:{port}"),
+        format!("evil-localhost:{port}"),
+        format!("notlocalhost:{port}"),
+        format!("127.0.0.1evil.example:{port}"),
+    ];
+    for host in &foreign {
+        let reply = ctx.http.get("/v1/models").header("host", host.as_bytes()).send().await?;
+        expect_eq(&format!("status with Host: {host}"), 403, reply.status)?;
+    }
+    let local = [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("LOCALHOST:{port}"),
+        format!("[::1]:{port}"),
+    ];
+    for host in &local {
+        let reply = ctx.http.get("/v1/models").header("host", host.as_bytes()).send().await?;
+        expect_eq(&format!("status with Host: {host}"), 200, reply.status)?;
     }
     Ok(())
 }

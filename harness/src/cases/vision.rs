@@ -24,6 +24,15 @@ const USER_PICTURES: Scenario = own("vision-user-pictures", || Setup::plain().vi
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "vision.urls-and-paths-never-read",
+            "12.3",
+            Must,
+            USER_PICTURES,
+            "an image URL and a local path in a tool message are never fetched or read: a canary server sees no connection, and a real file costs the tokens of a missing one",
+            never_read,
+            ["fetches-urls-and-paths"]
+        ),
+        case!(
             "vision.geometry-table",
             "12.2",
             Must,
@@ -136,4 +145,49 @@ async fn geometry_table(ctx: Ctx) -> CheckResult {
         }
     }
     expect(wrong.is_empty(), format!("every one of {} sizes at SPEC 12.2's token count", SIZES.len()), wrong.join("; "))
+}
+
+/// A tool message whose picture is `url`, after the call it answers.
+fn tool_picture(url: &str) -> Value {
+    json!({"messages": [
+        {"role": "user", "content": "Look at the shot."},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "text", "text": "shot"}, {"type": "image_url", "image_url": {"url": url}}]},
+    ], "max_tokens": 4})
+}
+
+async fn never_read(ctx: Ctx) -> CheckResult {
+    // A canary HTTP server that counts who connects.
+    let canary = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| crate::case::broken(e.to_string()))?;
+    let port = canary.local_addr().map_err(|e| crate::case::broken(e.to_string()))?.port();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&connections);
+    let listening = tokio::spawn(async move {
+        while let Ok((stream, _)) = canary.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    // A canary picture on disk, and a path of the same length where nothing is.
+    let dir = tempfile::tempdir().map_err(|e| crate::case::broken(e.to_string()))?;
+    let file = dir.path().join("canary.png");
+    let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 200, 100, 5);
+    std::fs::write(&file, png).map_err(|e| crate::case::broken(e.to_string()))?;
+    let path = file.display().to_string();
+    let missing = path.replace("canary.png", "nothing.png");
+    let url = format!("http://127.0.0.1:{port}/shot.png");
+    let tokens = |body: Value| {
+        let http = ctx.http.clone();
+        async move { prompt_tokens(&complete(&http, &body).await?) }
+    };
+    tokens(tool_picture(&url)).await?;
+    let file_url = format!("file://{path}");
+    let with_path = tokens(tool_picture(&path)).await?;
+    let with_file_url = tokens(tool_picture(&file_url)).await?;
+    let with_missing = tokens(tool_picture(&missing)).await?;
+    let with_missing_file_url = tokens(tool_picture(&format!("file://{missing}"))).await?;
+    listening.abort();
+    expect_eq("connections to the canary URL", 0, connections.load(std::sync::atomic::Ordering::SeqCst))?;
+    expect_eq("prompt tokens for a real file's path (a missing file's)", with_missing, with_path)?;
+    expect_eq("prompt tokens for a real file's file:// URL (a missing file's)", with_missing_file_url, with_file_url)
 }
