@@ -21,8 +21,25 @@ const ROUNDS: Scenario = own("rounds", || {
     Setup::mcp(None).scripts(vec![call("echo", &[("text", "again")])]).set("mcp", "max_rounds", json!(2))
 });
 
+/// One pass that calls the request's own tool and an MCP tool.
+const OWN_AND_MCP: Scenario = own("own-and-mcp", || {
+    Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&[
+        ("my_lookup", &[("q", "x")]),
+        ("fake__echo", &[("text", "must not run")]),
+    ])])
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "loop.own-tool-skips-mcp-calls",
+            "6.10",
+            Must,
+            OWN_AND_MCP,
+            "a pass that also calls one of the request's own tools runs no MCP call: it is reported skipped, the tool never sees it, the answer ends with tool_calls",
+            own_tool_skips_mcp,
+            ["skipped-as-error"]
+        ),
         case!(
             "loop.events.exact-shapes",
             "6.2",
@@ -91,6 +108,24 @@ pub fn cases() -> Vec<Case> {
 
 fn keys(value: &Value) -> Vec<String> {
     value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+}
+
+async fn own_tool_skips_mcp(ctx: Ctx) -> CheckResult {
+    let mut body = opt_in();
+    body["tools"] = json!([{"type": "function", "function": {"name": "my_lookup", "description": "the client's own",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]);
+    let stream = stream(&ctx.http, body).await?;
+    let result = first_result(&stream)?;
+    expect_eq(
+        "the MCP call's result: ok, skipped, text",
+        (false, true, "not run"),
+        (result.ok, result.skipped, result.text.as_str()),
+    )?;
+    expect_eq("finish_reason", Some("tool_calls"), stream.finish_reason())?;
+    let calls = stream.chunks.iter().filter(|c| c["choices"][0]["delta"].get("tool_calls").is_some()).count();
+    expect(calls > 0, "the own call streamed as delta.tool_calls", "none")?;
+    let ran = ctx.fixture()?.entries().iter().any(|e| e["call"] == "echo");
+    expect(!ran, "the MCP tool never called", "echo was called")
 }
 
 async fn event_shapes(ctx: Ctx) -> CheckResult {
