@@ -18,6 +18,9 @@ const ONE_THEN_NONE: Scenario = own("vision-mcp-picture", || {
     ])
 });
 
+/// No vision encoder.
+const NO_ENCODER: Scenario = own("no-encoder", Setup::plain);
+
 /// A vision encoder and no tools: pictures come in user messages.
 const USER_PICTURES: Scenario = own("vision-user-pictures", || Setup::plain().vision());
 
@@ -31,6 +34,24 @@ pub fn cases() -> Vec<Case> {
             "an image URL and a local path in a tool message are never fetched or read: a canary server sees no connection, and a real file costs the tokens of a missing one",
             never_read,
             ["fetches-urls-and-paths"]
+        ),
+        case!(
+            "vision.no-encoder-user-400-tool-note",
+            "4.13",
+            Must,
+            NO_ENCODER,
+            "without a vision encoder a picture in a user message is 400 and one in a tool message is a note: the request goes on",
+            no_encoder,
+            ["pictures-dropped"]
+        ),
+        case!(
+            "vision.at-most-64-pictures",
+            "4.13",
+            Must,
+            USER_PICTURES,
+            "64 pictures in a user message reach the vision path; a 65th is 400 naming the limit",
+            at_most_64,
+            ["pictures-dropped"]
         ),
         case!(
             "vision.geometry-table",
@@ -190,4 +211,34 @@ async fn never_read(ctx: Ctx) -> CheckResult {
     expect_eq("connections to the canary URL", 0, connections.load(std::sync::atomic::Ordering::SeqCst))?;
     expect_eq("prompt tokens for a real file's path (a missing file's)", with_missing, with_path)?;
     expect_eq("prompt tokens for a real file's file:// URL (a missing file's)", with_missing_file_url, with_file_url)
+}
+
+fn data_url(png: &[u8]) -> String {
+    format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(png))
+}
+
+/// A user message of `count` small pictures.
+fn user_pictures(count: usize) -> Value {
+    let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 8, 8, 1);
+    let mut content = vec![json!({"type": "text", "text": "look"})];
+    content.extend((0..count).map(|_| json!({"type": "image_url", "image_url": {"url": data_url(&png)}})));
+    json!({"messages": [{"role": "user", "content": content}], "max_tokens": 4})
+}
+
+async fn no_encoder(ctx: Ctx) -> CheckResult {
+    let user = ctx.http.post_json(super::common::CHAT, &user_pictures(1)).send().await?;
+    expect_eq("a picture in a user message: status", 400, user.status)?;
+    expect_eq("error type", &json!("invalid_request_error"), &user.json()?["error"]["type"])?;
+    let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 8, 8, 1);
+    let tool = ctx.http.post_json(super::common::CHAT, &tool_picture(&data_url(&png))).send().await?;
+    expect_eq("a picture in a tool message: status", 200, tool.status)
+}
+
+async fn at_most_64(ctx: Ctx) -> CheckResult {
+    let at = ctx.http.post_json(super::common::CHAT, &user_pictures(64)).send().await?;
+    expect_eq("status with 64 pictures", 200, at.status)?;
+    let over = ctx.http.post_json(super::common::CHAT, &user_pictures(65)).send().await?;
+    expect_eq("status with 65 pictures", 400, over.status)?;
+    let message = over.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
+    expect(message.contains("64"), "a message naming the limit of 64", message)
 }
