@@ -502,32 +502,21 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
     })
 }
 
-// Each case runs its check at every width.
-
-async fn pictures_outside_details(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.pictures-outside-collapsed-details", pictures_outside_details_at).await
+/// `async fn $case(ctx)`: the case `$id`, running `$check` at every width.
+macro_rules! at_every_width {
+    ($($case:ident = $id:literal, $check:ident;)*) => {
+        $(async fn $case(ctx: Ctx) -> CheckResult {
+            at_every_width(&ctx, $id, $check).await
+        })*
+    };
 }
 
-async fn key_in_a_header(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.pictures-fetched-with-the-key-in-a-header", key_in_a_header_at).await
-}
-
-async fn no_base64_in_storage(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.storage-holds-no-base64", no_base64_in_storage_at).await
-}
-
-async fn reload_brings_pictures_back(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.reload-brings-pictures-back", reload_brings_pictures_back_at).await
-}
-
-async fn gone_picture(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.gone-picture-note-and-next-turn", gone_picture_at).await
-}
-
-async fn stop_marks_not_run(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.stop-marks-calls-not-run", stop_marks_not_run_at).await
-}
-
-async fn fits_every_width(ctx: Ctx) -> CheckResult {
-    at_every_width(&ctx, "page.fits-every-width", fits_every_width_at).await
+at_every_width! {
+    pictures_outside_details = "page.pictures-outside-collapsed-details", pictures_outside_details_at;
+    key_in_a_header = "page.pictures-fetched-with-the-key-in-a-header", key_in_a_header_at;
+    no_base64_in_storage = "page.storage-holds-no-base64", no_base64_in_storage_at;
+    reload_brings_pictures_back = "page.reload-brings-pictures-back", reload_brings_pictures_back_at;
+    gone_picture = "page.gone-picture-note-and-next-turn", gone_picture_at;
+    stop_marks_not_run = "page.stop-marks-calls-not-run", stop_marks_not_run_at;
+    fits_every_width = "page.fits-every-width", fits_every_width_at;
 }
