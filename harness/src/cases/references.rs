@@ -20,6 +20,15 @@ const ANSWER_ONLY: Scenario =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "refs.only-inside-the-cache",
+            "10.1",
+            Must,
+            ANSWER_ONLY,
+            "a reference to a name that is a picture beside the cache folder, or in a folder of the same name, is never read: it costs what a name nowhere costs",
+            only_inside_the_cache,
+            ["refs-read-beside"]
+        ),
+        case!(
             "refs.resolve-to-their-picture",
             "10.4",
             Must,
@@ -62,6 +71,24 @@ pub fn later_turn(reference: Option<&str>) -> Value {
         {"role": "tool", "tool_call_id": "call_1", "content": content},
         {"role": "user", "content": "what is in it?"},
     ]})
+}
+
+async fn only_inside_the_cache(ctx: Ctx) -> CheckResult {
+    let cache = ctx.cache_dir()?;
+    let beside = cache.parent().ok_or_else(|| crate::case::broken("no folder above the cache"))?.to_path_buf();
+    let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 640, 360, 77);
+    let name = format!("{}.png", super::common::sha256(&png));
+    let write = |path: std::path::PathBuf| {
+        std::fs::write(&path, &png).map_err(|e| crate::case::broken(format!("{}: {e}", path.display())))
+    };
+    write(beside.join(&name))?;
+    let nested = cache.join("tool-media");
+    std::fs::create_dir_all(&nested).map_err(|e| crate::case::broken(e.to_string()))?;
+    write(nested.join(&name))?;
+    let planted = prompt_tokens(&complete(&ctx.http, &later_turn(Some(&format!("strata-tool-media:{name}")))).await?)?;
+    let nowhere = format!("strata-tool-media:{}.png", "0".repeat(64));
+    let missing = prompt_tokens(&complete(&ctx.http, &later_turn(Some(&nowhere))).await?)?;
+    expect_eq("prompt tokens for a name only found outside the cache (a name found nowhere)", missing, planted)
 }
 
 async fn resolve(ctx: Ctx) -> CheckResult {
