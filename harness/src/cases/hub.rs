@@ -22,6 +22,15 @@ pub fn cases() -> Vec<Case> {
             ["mcp-status-shape"]
         ),
         case!(
+            "mcp.tool-names.cleaned",
+            "5.6",
+            Must,
+            MCP,
+            "every character of a tool's name outside [A-Za-z0-9_-] is offered as _, and - and _ are kept",
+            names_cleaned,
+            ["names-unclean"]
+        ),
+        case!(
             "mcp.tool-names.cut-to-64",
             "5.6",
             Must,
@@ -62,6 +71,18 @@ async fn status_shape(ctx: Ctx) -> CheckResult {
     let settings = &status["settings"];
     for key in ["timeout_s", "max_result_chars", "max_rounds"] {
         expect(settings.get(key).is_some(), format!("settings.{key}"), settings.to_string())?;
+    }
+    Ok(())
+}
+
+async fn names_cleaned(ctx: Ctx) -> CheckResult {
+    let status = mcp_status(&ctx).await?;
+    let names: Vec<String> = status["servers"][0]["tools"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["name"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    for wanted in ["fake__dash-and-dot_v2", "fake__na_ve_tool", "fake__big"] {
+        expect(names.iter().any(|n| n == wanted), format!("a tool offered as {wanted}"), format!("{names:?}"))?;
     }
     Ok(())
 }
