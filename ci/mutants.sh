@@ -35,26 +35,18 @@ cargo mutants --package reference-server --no-shuffle --timeout 300 --gitignore 
     --cargo-test-arg=--test=mediacheck "${files[@]}" "$@" \
     || true   # missed mutants make cargo-mutants exit non-zero; the summary below says what
 
-python3 - "$out/mutants.out/outcomes.json" ci/mutants-surviving.txt <<'PY'
-import json, sys
-outcomes = json.load(open(sys.argv[1]))["outcomes"]
-by = {}
-for o in outcomes:
-    if o["scenario"] == "Baseline":
-        continue
-    m = o["scenario"]["Mutant"]
-    name = f'{m["file"]}:{m["span"]["start"]["line"]}: {m.get("name") or m.get("function", {}).get("function_name", "")} {m.get("replacement", "")}'.strip()
-    by.setdefault(o["summary"], []).append(name)
-caught, missed = len(by.get("CaughtMutant", [])), by.get("MissedMutant", [])
-unviable, timeout = len(by.get("Unviable", [])), len(by.get("Timeout", []))
-viable = caught + len(missed)
-rate = 100.0 * caught / viable if viable else 0.0
-print(f"mutants: {caught} caught, {len(missed)} missed, {timeout} timed out, {unviable} unviable: kill rate {rate:.1f} %")
-known = set()
-try:
-    known = {l.split(" — ")[0].strip() for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")}
-except FileNotFoundError:
-    pass
-for name in sorted(missed):
-    print(("  known: " if name in known else "  NEW survivor: ") + name)
+python3 - "$out/mutants.out" ci/mutants-surviving.txt <<'PY'
+import os, sys
+out, known_file = sys.argv[1], sys.argv[2]
+def lines(name):
+    path = os.path.join(out, name)
+    return [l.strip() for l in open(path)] if os.path.exists(path) else []
+caught, missed, timeout, unviable = (lines(n) for n in ("caught.txt", "missed.txt", "timeout.txt", "unviable.txt"))
+viable = len(caught) + len(missed)
+rate = 100.0 * len(caught) / viable if viable else 0.0
+print(f"mutants: {len(caught)} caught, {len(missed)} missed, {len(timeout)} timed out, {len(unviable)} unviable: "
+      f"kill rate {rate:.1f} %")
+known = {l.split(" — ")[0].strip() for l in open(known_file) if l.strip() and not l.startswith("#")}
+for mutant in missed:
+    print(("  known (ci/mutants-surviving.txt): " if mutant in known else "  NEW survivor: ") + mutant)
 PY
