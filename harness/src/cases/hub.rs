@@ -26,7 +26,7 @@ pub fn cases() -> Vec<Case> {
             "5.6",
             Must,
             MCP,
-            "every character of a tool's name outside [A-Za-z0-9_-] is offered as _, and - and _ are kept",
+            "every character of a tool's name outside [A-Za-z0-9_-] is offered as _ (- and _ kept); names that clean to one are numbered _2, _3 in order",
             names_cleaned,
             ["names-unclean"]
         ),
@@ -81,7 +81,14 @@ async fn names_cleaned(ctx: Ctx) -> CheckResult {
         .as_array()
         .map(|t| t.iter().filter_map(|t| t["name"].as_str().map(str::to_string)).collect())
         .unwrap_or_default();
-    for wanted in ["fake__dash-and-dot_v2", "fake__na_ve_tool", "fake__big"] {
+    for wanted in [
+        "fake__dash-and-dot_v2",
+        "fake__na_ve_tool",
+        "fake__big",
+        "fake__dup_name",
+        "fake__dup_name_2",
+        "fake__dup_name_3",
+    ] {
         expect(names.iter().any(|n| n == wanted), format!("a tool offered as {wanted}"), format!("{names:?}"))?;
     }
     Ok(())
