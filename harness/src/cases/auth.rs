@@ -45,7 +45,7 @@ pub fn cases() -> Vec<Case> {
             "2.3",
             Must,
             KEYED,
-            "GET /health needs no key",
+            "GET and HEAD of /health, /api/health, / and /web/<asset> need no key; other methods on them do",
             health_is_public,
             ["health-needs-key"]
         ),
@@ -81,7 +81,7 @@ pub fn cases() -> Vec<Case> {
             "2.6",
             Must,
             BASIC,
-            "without a key, a /v1/* POST from a foreign or look-alike http(s) Origin, or Origin: null, is 403; the own Host, loopback names and an extension's page are not refused",
+            "without a key, a /v1/* POST from a foreign or look-alike http(s) Origin, or Origin: null, is 403; the own Host, loopback names, an extension's page, and a GET are not refused",
             origin_table,
             ["origin-substring-match"]
         ),
@@ -131,8 +131,19 @@ async fn accepts_both_forms(ctx: Ctx) -> CheckResult {
 }
 
 async fn health_is_public(ctx: Ctx) -> CheckResult {
-    let reply = ctx.http.get("/health").without_key().send().await?;
-    expect_eq("status", 200, reply.status)
+    for path in ["/health", "/api/health", "/", "/web/app.js"] {
+        for method in [http::Method::GET, http::Method::HEAD] {
+            let reply = ctx.http.call(method.clone(), path).without_key().send().await?;
+            expect_eq(&format!("{method} {path} without the key"), 200, reply.status)?;
+        }
+    }
+    for (method, path) in
+        [(http::Method::POST, "/health"), (http::Method::PUT, "/"), (http::Method::DELETE, "/web/app.js")]
+    {
+        let reply = ctx.http.call(method.clone(), path).without_key().send().await?;
+        expect_eq(&format!("{method} {path} without the key"), 401, reply.status)?;
+    }
+    Ok(())
 }
 
 async fn protects_every_route(ctx: Ctx) -> CheckResult {
@@ -215,6 +226,9 @@ async fn origin_table(ctx: Ctx) -> CheckResult {
         expect_eq(&format!("status from Origin {origin}"), 403, reply.status)?;
         expect_eq(&format!("error type from Origin {origin}"), &json!("forbidden"), &reply.json()?["error"]["type"])?;
     }
+    // 2.6 is about POSTs: a GET from a foreign page is not refused for its Origin.
+    let get = ctx.http.get("/v1/models").header("origin", b"http://evil.example").send().await?;
+    expect_eq("status of a GET /v1/models from Origin http://evil.example", 200, get.status)?;
     let own_origin = format!("http://{own}");
     let allowed = [
         own_origin.as_str(),
