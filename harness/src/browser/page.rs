@@ -97,6 +97,16 @@ pub async fn stop(client: &Client) -> Result<(), CheckError> {
     click(client, "stop").await
 }
 
+/// Opens every tool block: a `<details>` is opened, an `aria-expanded` control clicked.
+pub async fn open_every_tool(client: &Client) -> Result<(), CheckError> {
+    let script = format!(
+        "for (const t of document.querySelectorAll('{}')) {{ if (t.tagName === 'DETAILS') t.open = true; \
+         else if (t.getAttribute('aria-expanded') !== 'true') t.click(); }} return true;",
+        sel("tool")
+    );
+    js(client, &script).await.map(|_| ())
+}
+
 /// Reloads the page.
 pub async fn reload(client: &Client) -> Result<(), CheckError> {
     client

@@ -12,7 +12,8 @@ use super::common::{answer, call};
 use crate::browser::driver::{self, Driver};
 use crate::browser::layout::fits;
 use crate::browser::page::{
-    base64_in_storage, downloads, enter_key, idle, js, loaded_pictures, reload, sel, send, shown, stop, wait_until,
+    base64_in_storage, downloads, enter_key, idle, js, loaded_pictures, open_every_tool, reload, sel, send, shown,
+    stop, wait_until,
 };
 use crate::browser::proxy::Proxy;
 use crate::browser::{Session, WIDTHS};
@@ -417,14 +418,7 @@ fn fits_every_width_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
         visit.turn_with_pictures("Show me two pictures", 2).await?;
         visit.session.screenshot("collapsed").await;
         fits(visit.client(), visit.session.width).await?;
-        js(
-            visit.client(),
-            &format!(
-                "for (const t of document.querySelectorAll('{}')) {{ if (t.tagName === 'DETAILS') t.open = true; else if (t.getAttribute('aria-expanded') !== 'true') t.click(); }} return true;",
-                sel("tool")
-            ),
-        )
-        .await?;
+        open_every_tool(visit.client()).await?;
         wait_until(
             visit.client(),
             &format!("document.querySelectorAll('{}').length > 0", sel("tool-result")),
@@ -485,14 +479,7 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
         let tool = json!({"collapsible": true, "state": "done", "named": true});
         expect_eq("the tool blocks", json!([tool, tool, tool]), facts["tools"].clone())?;
         expect_eq("the pictures (img, a[download])", json!([[1, 1], [1, 1]]), facts["pictures"].clone())?;
-        js(
-            visit.client(),
-            &format!(
-                "for (const t of document.querySelectorAll('{}')) {{ if (t.tagName === 'DETAILS') t.open = true; else if (t.getAttribute('aria-expanded') !== 'true') t.click(); }} return true;",
-                sel("tool")
-            ),
-        )
-        .await?;
+        open_every_tool(visit.client()).await?;
         let results = format!(
             "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
             sel("tool"),
@@ -503,7 +490,7 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
 }
 
 /// `async fn $case(ctx)`: the case `$id`, running `$check` at every width.
-macro_rules! at_every_width {
+macro_rules! every_width_cases {
     ($($case:ident = $id:literal, $check:ident;)*) => {
         $(async fn $case(ctx: Ctx) -> CheckResult {
             at_every_width(&ctx, $id, $check).await
@@ -511,7 +498,7 @@ macro_rules! at_every_width {
     };
 }
 
-at_every_width! {
+every_width_cases! {
     pictures_outside_details = "page.pictures-outside-collapsed-details", pictures_outside_details_at;
     key_in_a_header = "page.pictures-fetched-with-the-key-in-a-header", key_in_a_header_at;
     no_base64_in_storage = "page.storage-holds-no-base64", no_base64_in_storage_at;
