@@ -3,7 +3,8 @@
 # reference server's code (the modules of SPEC §2 and §7–§12), and every change should make some
 # mediacheck case fail. Each mutant is judged by a prebuilt mediacheck built WITHOUT the reference
 # server inside (--no-default-features), so a mutation can never reach the verdicts; the judge runs
-# every case but the page cases against the mutated binary (reference-server/tests/mediacheck.rs).
+# every case but the page cases against the mutated binary with --fail-fast
+# (reference-server/tests/mediacheck.rs), so a caught mutant costs only the cases up to its first failure.
 #
 # Long — an incremental build and a run per mutant, about a minute each on 2 cores — so it is run on
 # demand, never by CI: a file or a shard at a time.
@@ -19,7 +20,10 @@ if [ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $MUTANTS_VERSION
     cargo install cargo-mutants --version "$MUTANTS_VERSION" --locked
 fi
 cargo build --release --locked -p harness --no-default-features
-export MEDIACHECK_BIN="$PWD/target/release/mediacheck"
+# The judge is a copy, so a rebuild of mediacheck during a long run cannot change it half-way.
+mkdir -p target/mutants-judge
+cp target/release/mediacheck target/mutants-judge/mediacheck
+export MEDIACHECK_BIN="$PWD/target/mutants-judge/mediacheck"
 
 files=()
 if ! printf '%s\n' "$@" | grep -q -- '^--file'; then

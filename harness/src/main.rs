@@ -58,6 +58,9 @@ enum Command {
         /// Cases that were not run fail the run (exit 1): only a full run is a conformance claim.
         #[arg(long)]
         strict: bool,
+        /// Stop at the first failing MUST case; the cases after it are reported as not run.
+        #[arg(long)]
+        fail_fast: bool,
         /// Where the page cases' screenshots go (`<case>/<width>-<step>.png`); default: a
         /// `mediacheck-screenshots` folder beside the JSON or JUnit report, or in the current folder.
         #[arg(long)]
@@ -210,7 +213,7 @@ fn main() -> ExitCode {
             let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
             load(options, url.map(|base| RunningServer { base, api_key, media, allow_remote }), json)
         }
-        Command::Run { url, api_key, spawn, only, skip, baseline, json, junit, strict, screenshots } => {
+        Command::Run { url, api_key, spawn, only, skip, baseline, json, junit, strict, fail_fast, screenshots } => {
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },
@@ -226,7 +229,8 @@ fn main() -> ExitCode {
                 beside.join("mediacheck-screenshots")
             });
             harness::browser::driver::keep_screenshots(screenshots.clone());
-            run(target, RunOptions { only, skip, baseline_path: baseline, json, junit, strict, screenshots })
+            let stop = if fail_fast { runner::Stop::AtFirstFailure } else { runner::Stop::Never };
+            run(target, RunOptions { only, skip, baseline_path: baseline, json, junit, strict, stop, screenshots })
         }
     }
 }
@@ -239,11 +243,12 @@ struct RunOptions {
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
     strict: bool,
+    stop: runner::Stop,
     screenshots: PathBuf,
 }
 
 fn run(target: Target, options: RunOptions) -> ExitCode {
-    let RunOptions { only, skip, baseline_path, json, junit, strict, screenshots } = options;
+    let RunOptions { only, skip, baseline_path, json, junit, strict, stop, screenshots } = options;
     let selected: Vec<_> = cases::all()
         .into_iter()
         .filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id)))
@@ -267,7 +272,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
     let total = selected.len();
     eprintln!("running {total} cases against the {}", target.describe());
     let mut done = 0;
-    let verdicts = runtime.block_on(runner::run(&selected, &target, |verdict| {
+    let verdicts = runtime.block_on(runner::run(&selected, &target, stop, |verdict| {
         done += 1;
         eprintln!("[{done:>3}/{total}] {}", report::progress_line(verdict));
     }));

@@ -55,9 +55,18 @@ pub struct Verdict {
     pub ms: u64,
 }
 
+/// Whether a failing case ends the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Every case runs.
+    Never,
+    /// After the first failing MUST case the others are not run (`run --fail-fast`; mutation testing).
+    AtFirstFailure,
+}
+
 /// Runs `cases` against `target`, calling `progress` after each verdict. Scenarios run in order of
 /// first appearance; within a scenario, cases in their order.
-pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
+pub async fn run(cases: &[Case], target: &Target, stop: Stop, mut progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
     crate::browser::run_started();
     let mut groups: Vec<Vec<Case>> = Vec::new();
     for case in cases {
@@ -66,9 +75,17 @@ pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verd
             None => groups.push(vec![*case]),
         }
     }
-    let mut verdicts = Vec::new();
+    let mut verdicts: Vec<Verdict> = Vec::new();
     for group in groups {
-        for verdict in with_instance(target, &group).await {
+        let stopped_by = verdicts.iter().find(|v| v.outcome == Outcome::Fail).filter(|_| stop == Stop::AtFirstFailure);
+        let group_verdicts = match stopped_by {
+            Some(failed) => {
+                let why = format!("--fail-fast: the run stopped after {} failed", failed.id);
+                group.iter().map(|c| unstarted(c, Outcome::NotRun, why.clone())).collect()
+            }
+            None => with_instance(target, &group, stop).await,
+        };
+        for verdict in group_verdicts {
             progress(&verdict);
             verdicts.push(verdict);
         }
@@ -77,7 +94,7 @@ pub async fn run(cases: &[Case], target: &Target, mut progress: impl FnMut(&Verd
     verdicts
 }
 
-async fn with_instance(target: &Target, cases: &[Case]) -> Vec<Verdict> {
+async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdict> {
     let scenario = cases[0].scenario;
     if !scenario.server() {
         let ctx = Ctx {
@@ -106,8 +123,15 @@ async fn with_instance(target: &Target, cases: &[Case]) -> Vec<Verdict> {
     let restartable = !matches!(target, Target::Url { .. });
     let ctx_base = (instance.http.clone(), instance.config_path.clone(), instance.fixture_log.clone());
     let shared = Arc::new(Mutex::new(instance));
-    let mut verdicts = Vec::new();
+    let mut verdicts: Vec<Verdict> = Vec::new();
     for case in cases {
+        if let Some(failed) =
+            verdicts.iter().find(|v| v.outcome == Outcome::Fail).filter(|_| stop == Stop::AtFirstFailure)
+        {
+            let why = format!("--fail-fast: the run stopped after {} failed", failed.id);
+            verdicts.push(unstarted(case, Outcome::NotRun, why));
+            continue;
+        }
         let http = shared.lock().await.http.fresh();
         let ctx = Ctx {
             http,

@@ -18,7 +18,7 @@ fn embedded() -> Target {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case_passes_against_the_reference_server() {
-    let verdicts = runner::run(&cases::all(), &embedded(), |_| {}).await;
+    let verdicts = runner::run(&cases::all(), &embedded(), runner::Stop::Never, |_| {}).await;
     let bad: Vec<String> = verdicts
         .iter()
         .filter(|v| v.outcome != Outcome::Pass)
@@ -53,7 +53,7 @@ async fn every_case_fails_against_the_variants_it_names() {
     for variant in fixtures::broken::variants() {
         let selected: Vec<_> = all.iter().copied().filter(|c| full || c.broken_by.contains(&variant.name)).collect();
         let target = Target::Spawn { template: variant.spawn_template() };
-        let verdicts = runner::run(&selected, &target, |_| {}).await;
+        let verdicts = runner::run(&selected, &target, runner::Stop::Never, |_| {}).await;
         for verdict in verdicts {
             let failed = matches!(verdict.outcome, Outcome::Fail | Outcome::Warn);
             if failed {

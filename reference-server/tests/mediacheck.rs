@@ -17,7 +17,7 @@ fn the_conformance_suite_passes_against_this_build() {
     let status = Command::new(mediacheck)
         // The browser cases are left out (no chromedriver: not run); page.served-without-a-key stays.
         .env("MEDIACHECK_CHROMEDRIVER", "/nonexistent/chromedriver-left-out-for-mutants")
-        .args(["run", "--spawn", &template])
+        .args(["run", "--fail-fast", "--spawn", &template])
         .status()
         .expect("mediacheck starts");
     assert!(status.success(), "a case failed against this build (exit {status})");
