@@ -57,4 +57,9 @@ impl Ctx {
     pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, CheckError> {
         self.target.launch(config).await.map_err(|e| CheckError::NotRun(e.to_string()))
     }
+
+    /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.
+    pub async fn launch_with(&self, file: crate::target::ConfigFile, port: Option<u16>) -> Result<Launch, CheckError> {
+        self.target.launch_with(file, port).await.map_err(|e| CheckError::NotRun(e.to_string()))
+    }
 }

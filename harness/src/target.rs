@@ -134,6 +134,17 @@ pub struct Launch {
     pub first_line: String,
     /// All it wrote to stderr.
     pub stderr: String,
+    /// The configuration path it was given (gone after the launch).
+    pub config_path: std::path::PathBuf,
+}
+
+/// The configuration file a launch is given.
+#[derive(Debug, Clone)]
+pub enum ConfigFile {
+    /// A file holding these bytes.
+    Bytes(Vec<u8>),
+    /// A folder where the file should be (it cannot be read as a file).
+    Folder,
 }
 
 impl Target {
@@ -204,6 +215,11 @@ impl Target {
     /// Starts a server process for `config` (written to a temp folder) and reports how it ended:
     /// its exit code, or `None` once it printed its ready line and answered `/health` (it is then stopped).
     pub async fn launch(&self, config: &serde_json::Value) -> Result<Launch, ServerError> {
+        self.launch_with(ConfigFile::Bytes(config.to_string().into_bytes()), None).await
+    }
+
+    /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.
+    pub async fn launch_with(&self, file: ConfigFile, port: Option<u16>) -> Result<Launch, ServerError> {
         let template = match self {
             Target::Embedded { launcher: Some(exe) } => {
                 format!("{} serve-reference --config {{config}} --port {{port}}", exe.display())
@@ -214,8 +230,15 @@ impl Target {
         };
         let dir = tempfile::tempdir().map_err(io("no temp folder"))?;
         let path = dir.path().join("launch.json");
-        std::fs::write(&path, config.to_string()).map_err(io("could not write the configuration"))?;
-        let port = free_port()?;
+        match file {
+            ConfigFile::Bytes(bytes) => std::fs::write(&path, bytes),
+            ConfigFile::Folder => std::fs::create_dir(&path),
+        }
+        .map_err(io("could not write the configuration"))?;
+        let port = match port {
+            Some(port) => port,
+            None => free_port()?,
+        };
         let mut child = spawn_server(&template, &path, port, &[], Stdio::piped())?;
         let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or(ServerError::NoPipe("stdout"))?);
         let mut stderr_pipe = child.stderr.take().ok_or(ServerError::NoPipe("stderr"))?;
@@ -251,6 +274,7 @@ impl Target {
                         code: None,
                         first_line: String::new(),
                         stderr: "(it neither printed a ready line nor exited within 30 s)".into(),
+                        config_path: path,
                     });
                 }
             }
@@ -260,7 +284,7 @@ impl Target {
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        Ok(Launch { code, first_line: first_line.trim_end().to_string(), stderr })
+        Ok(Launch { code, first_line: first_line.trim_end().to_string(), stderr, config_path: path })
     }
 }
 

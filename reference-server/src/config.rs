@@ -219,7 +219,10 @@ impl RunConfig {
     /// Validates an already parsed configuration (the file's content) and applies `overrides`.
     pub fn from_json(path: &Path, root: &Value, overrides: &Overrides) -> Result<Loaded, StartupError> {
         let Some(top) = root.as_object() else {
-            return Err(ConfigError::new("(top level)", root, "expected a JSON object").into());
+            // SPEC 1.1: a file that is not an object is a file error, naming --config and the path.
+            let found = values::show(root);
+            let reason = format!("expected a JSON object, found {found}");
+            return Err(StartupError::File { what: "--config", path: path.display().to_string(), reason });
         };
         let mut warnings = Vec::new();
         for (key, value) in top {

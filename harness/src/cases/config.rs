@@ -7,6 +7,7 @@ use super::case;
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::LAUNCHES;
+use crate::target::{ConfigFile, Launch};
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -45,6 +46,51 @@ pub fn cases() -> Vec<Case> {
             "timeout_s 0 and max_rounds 1.5 each stop startup",
             rejects_bad_numbers,
             ["config-lenient"]
+        ),
+        case!(
+            "config.file.unusable-is-one-line",
+            "1.1",
+            Must,
+            LAUNCHES,
+            "a configuration that is a folder, not JSON, not UTF-8 or not an object: one line naming --config and the path, exit 2",
+            unusable_file,
+            ["config-file-panics"]
+        ),
+        case!(
+            "config.file.byte-order-mark-accepted",
+            "1.1",
+            Must,
+            LAUNCHES,
+            "a UTF-8 byte-order mark before the object is read past and the server starts",
+            byte_order_mark,
+            ["bom-refused"]
+        ),
+        case!(
+            "config.refusals.hide-secrets",
+            "1.3",
+            Must,
+            LAUNCHES,
+            "each refused value is one line `config <key>=<value>`, every string under env, headers and api_key shown as \"***\"",
+            secrets_hidden,
+            ["secrets-shown"]
+        ),
+        case!(
+            "config.unknown-key-warns-and-starts",
+            "1.4",
+            Must,
+            LAUNCHES,
+            "unknown keys, at the top and inside mcp, each print `config <key>=<value>: unknown key, ignored` and the server starts",
+            unknown_keys,
+            ["unknown-keys-refused"]
+        ),
+        case!(
+            "config.address-in-use-exits-1",
+            "1.8",
+            Must,
+            LAUNCHES,
+            "a port already taken: one line, exit code 1, and no ready line",
+            address_in_use,
+            ["bind-panics"]
         ),
         case!(
             "config.api-key.rejects-empty",
@@ -92,4 +138,128 @@ async fn rejects_empty_key(ctx: Ctx) -> CheckResult {
     let launch = ctx.launch(&json!({"api_key": ""})).await?;
     expect_eq("exit code", Some(2), launch.code)?;
     expect(launch.stderr.contains("empty"), "a line saying the key is empty", launch.stderr)
+}
+
+/// The stderr lines that are not blank.
+fn lines_of(launch: &Launch) -> Vec<&str> {
+    launch.stderr.lines().filter(|l| !l.trim().is_empty()).collect()
+}
+
+/// Exit code 2 and exactly one line, returned.
+fn one_line_exit_2<'a>(launch: &'a Launch, what: &str) -> Result<&'a str, crate::case::CheckError> {
+    let lines = lines_of(launch);
+    expect_eq(&format!("exit code for {what}"), Some(2), launch.code)?;
+    expect(
+        lines.len() == 1,
+        format!("exactly one line on stderr for {what}"),
+        format!("{} lines: {lines:?}", lines.len()),
+    )?;
+    Ok(lines[0])
+}
+
+async fn unusable_file(ctx: Ctx) -> CheckResult {
+    let rows: [(&str, ConfigFile); 6] = [
+        ("a folder", ConfigFile::Folder),
+        ("not JSON", ConfigFile::Bytes(b"port: 8080".to_vec())),
+        ("an empty file", ConfigFile::Bytes(Vec::new())),
+        ("not UTF-8", ConfigFile::Bytes(b"{\"model\": \"\xff\xfe\"}".to_vec())),
+        ("a JSON list", ConfigFile::Bytes(b"[{\"port\": 8080}]".to_vec())),
+        ("a JSON string", ConfigFile::Bytes(b"\"{}\"".to_vec())),
+    ];
+    for (what, file) in rows {
+        let launch = ctx.launch_with(file, None).await?;
+        let line = one_line_exit_2(&launch, what)?;
+        let path = launch.config_path.display().to_string();
+        expect(
+            line.contains("--config") && line.contains(&path),
+            format!("for {what}, a line naming --config and {path}"),
+            line.to_string(),
+        )?;
+    }
+    Ok(())
+}
+
+async fn byte_order_mark(ctx: Ctx) -> CheckResult {
+    let launch = ctx.launch_with(ConfigFile::Bytes(b"\xEF\xBB\xBF{\"model\": \"mock\"}".to_vec()), None).await?;
+    expect(
+        launch.code.is_none() && !launch.first_line.is_empty(),
+        "a file starting with EF BB BF then a JSON object: the server starts",
+        format!("exit code {:?}, stderr {:?}", launch.code, launch.stderr),
+    )
+}
+
+async fn secrets_hidden(ctx: Ctx) -> CheckResult {
+    let server = |entry: Value| json!({"mcp_servers": {"x": entry}});
+    // (configuration, key, what the line shows after `=`, secrets that must not appear)
+    let rows = [
+        (
+            server(json!({"command": "c", "env": {"TOKEN": "s3cret-env", "N": 5}})),
+            "mcp_servers.x.env",
+            "\"N\":5",
+            "s3cret-env",
+        ),
+        (
+            server(
+                json!({"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer s3cret-hdr", "X": true}}),
+            ),
+            "mcp_servers.x.headers",
+            "\"X\":true",
+            "s3cret-hdr",
+        ),
+        (
+            server(json!({"command": "c", "env": {"DEEP": {"inner": "s3cret-deep"}}})),
+            "mcp_servers.x.env",
+            "\"DEEP\":{\"inner\":\"***\"}",
+            "s3cret-deep",
+        ),
+        (
+            server(json!({"url": "http://127.0.0.1:9/mcp", "headers": "Bearer s3cret-str"})),
+            "mcp_servers.x.headers",
+            "\"***\"",
+            "s3cret-str",
+        ),
+        (json!({"api_key": ["s3cret-list"]}), "api_key", "[\"***\"]", "s3cret-list"),
+        (json!({"api_key": 5}), "api_key", "5", "no secret in this row"),
+        (json!({"mcp": {"timeout_s": "abc"}}), "mcp.timeout_s", "\"abc\"", "no secret in this row"),
+    ];
+    for (config, key, shown, secret) in rows {
+        let launch = ctx.launch(&config).await?;
+        let line = one_line_exit_2(&launch, &config.to_string())?;
+        expect(
+            line.contains(&format!("config {key}=")) && line.contains(shown),
+            format!("a line `config {key}=…` showing {shown}"),
+            line.to_string(),
+        )?;
+        expect(!launch.stderr.contains(secret), format!("stderr without {secret}"), launch.stderr.clone())?;
+    }
+    Ok(())
+}
+
+async fn unknown_keys(ctx: Ctx) -> CheckResult {
+    let launch = ctx.launch(&json!({"colour": "blue", "mcp": {"shade": 1}})).await?;
+    expect(
+        launch.code.is_none() && !launch.first_line.is_empty(),
+        "the server starts",
+        format!("exit code {:?}, stderr {:?}", launch.code, launch.stderr),
+    )?;
+    for warning in ["config colour=\"blue\": unknown key, ignored", "config mcp.shade=1: unknown key, ignored"] {
+        expect(
+            lines_of(&launch).iter().any(|l| l.contains(warning)),
+            format!("a line with `{warning}`"),
+            launch.stderr.clone(),
+        )?;
+    }
+    Ok(())
+}
+
+async fn address_in_use(ctx: Ctx) -> CheckResult {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr().map(|a| (l, a.port())))
+        .map_err(|e| crate::case::CheckError::NotRun(format!("no port to take: {e}")))?;
+    let launch = ctx.launch_with(ConfigFile::Bytes(b"{}".to_vec()), Some(taken.1)).await?;
+    drop(taken);
+    let lines = lines_of(&launch);
+    expect_eq("exit code with the port taken", Some(1), launch.code)?;
+    expect(lines.len() == 1, "exactly one line on stderr", format!("{} lines: {lines:?}", lines.len()))?;
+    expect(launch.first_line.is_empty(), "no ready line on stdout", launch.first_line.clone())
 }

@@ -19,7 +19,10 @@ pub struct ConfigError {
 impl ConfigError {
     /// An error for `key` holding `value`.
     pub fn new(key: &str, value: &Value, expected: impl Into<String>) -> Self {
-        Self { key: key.to_string(), value: show(value), expected: expected.into() }
+        // A value at `api_key`, `….env` or `….headers` is itself a secret: none of its strings show.
+        let secret = matches!(key.rsplit('.').next(), Some("api_key" | "env" | "headers"));
+        let value = if secret { show(&strings_hidden(value)) } else { show(value) };
+        Self { key: key.to_string(), value, expected: expected.into() }
     }
 }
 
@@ -33,33 +36,32 @@ pub fn show(value: &Value) -> String {
     format!("{cut}...")
 }
 
-/// `value` with every secret-bearing string replaced by `"***"`: the values of `headers` and `env`
-/// objects (tokens, keys) and `api_key`, at any depth. Other values are kept, so the wrong one still shows.
+/// `value` with every secret-bearing string replaced by `"***"`: every string under a `headers` or
+/// `env` object (tokens, keys) and under `api_key`, at any depth. Other values are kept, so the wrong
+/// one still shows.
 pub fn redacted(value: &Value) -> Value {
     match value {
         Value::Object(object) => Value::Object(
             object
                 .iter()
                 .map(|(key, inner)| {
-                    let secret_map = matches!(key.as_str(), "headers" | "env") && inner.is_object();
-                    let shown = match inner {
-                        Value::String(_) if key == "api_key" => Value::String("***".into()),
-                        Value::Object(entries) if secret_map => Value::Object(
-                            entries
-                                .iter()
-                                .map(|(name, v)| {
-                                    let v = if v.is_string() { Value::String("***".into()) } else { v.clone() };
-                                    (name.clone(), v)
-                                })
-                                .collect(),
-                        ),
-                        other => redacted(other),
-                    };
+                    let secret = key == "api_key" || (matches!(key.as_str(), "headers" | "env") && inner.is_object());
+                    let shown = if secret { strings_hidden(inner) } else { redacted(inner) };
                     (key.clone(), shown)
                 })
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(redacted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `value` with every string in it, at any depth, replaced by `"***"` (object keys stay).
+fn strings_hidden(value: &Value) -> Value {
+    match value {
+        Value::String(_) => Value::String("***".into()),
+        Value::Object(object) => Value::Object(object.iter().map(|(k, v)| (k.clone(), strings_hidden(v))).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(strings_hidden).collect()),
         other => other.clone(),
     }
 }
@@ -120,12 +122,7 @@ pub fn string_list(key: &str, value: &Value) -> Result<Vec<String>, ConfigError>
 pub fn string_map(key: &str, value: &Value) -> Result<Vec<(String, String)>, ConfigError> {
     // Headers and environment variables carry tokens: the error shows the names and the wrong value,
     // every string as "***" (SPEC 1.3).
-    let shown = match value {
-        Value::Object(_) => redacted(&serde_json::json!({"headers": value}))["headers"].clone(),
-        Value::String(_) => Value::String("***".into()),
-        other => redacted(other),
-    };
-    let fail = || ConfigError::new(key, &shown, "expected an object of strings");
+    let fail = || ConfigError::new(key, value, "expected an object of strings");
     let object = value.as_object().ok_or_else(fail)?;
     object.iter().map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())).ok_or_else(fail)).collect()
 }
@@ -151,6 +148,13 @@ mod tests {
         let err = string_map("mcp_servers.x.headers", &json!("Bearer T0KEN")).expect_err("refused");
         assert_eq!(err.value, r#""***""#);
         assert_eq!(show(&json!({"api_key": "k3y", "port": 1})), r#"{"api_key":"***","port":1}"#);
+        // At any depth: a nested object or a list under env, headers or api_key shows no string.
+        let err = string_map("mcp_servers.x.env", &json!({"A": {"b": "N3STED"}, "L": ["L1ST"]})).expect_err("refused");
+        assert_eq!(err.value, r#"{"A":{"b":"***"},"L":["***"]}"#);
+        assert_eq!(show(&json!({"api_key": ["k3y", 2]})), r#"{"api_key":["***",2]}"#);
+        assert_eq!(ConfigError::new("api_key", &json!(["k3y"]), "a string").value, r#"["***"]"#);
+        assert_eq!(ConfigError::new("mcp_servers.env.command", &json!("c"), "x").value, r#""c""#);
+        assert_eq!(show(&json!({"x": {"env": {"A": {"b": "s"}}}})), r#"{"x":{"env":{"A":{"b":"***"}}}}"#);
     }
 
     #[test]
