@@ -1,12 +1,18 @@
 //! SPEC §4: chat completions.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::case;
 use super::common::{CHAT, answer, call, complete, opt_in, read_until, status_until, user};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{BASIC, Scenario, Setup, own};
+
+/// The request's own tool the tool-call scripts call.
+fn own_tool() -> serde_json::Value {
+    json!([{"type": "function", "function": {"name": "lookup", "description": "Looks a word up.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}])
+}
 use crate::sse::EventStream;
 
 const SMALL_CONTEXT: Scenario = own("small-context", || Setup::plain().set("engine", "max_context", json!(64)));
@@ -15,8 +21,56 @@ const SLOW: Scenario =
 const TWO_PASSES: Scenario =
     own("two-passes", || Setup::mcp(None).scripts(vec![call("echo", &[("text", "hi")]), answer("done")]));
 
+/// Reasoning, then an answer between whitespace.
+const REASONING: Scenario =
+    own("reasoning", || Setup::plain().scripts(vec!["Let me think.</think>\n\n  The answer.\n\n".into()]));
+/// A call to the request's own tool after some text.
+const OWN_CALL: Scenario = own("own-tool-call", || Setup::plain().scripts(vec![OWN_CALL_SCRIPT.into()]));
+/// A call to the request's own tool and nothing else.
+const BARE_CALL: Scenario = own("bare-own-tool-call", || Setup::plain().scripts(vec![BARE_CALL_SCRIPT.into()]));
+
+const OWN_CALL_SCRIPT: &str = "Weighing it.</think>\n\nCalling.\n\n<tool_call>\n<function=lookup>\n<parameter=q>\ncats\n</parameter>\n</function>\n</tool_call>";
+const BARE_CALL_SCRIPT: &str =
+    "</think>\n\n<tool_call>\n<function=lookup>\n<parameter=q>\ncats\n</parameter>\n</function>\n</tool_call>";
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "chat.whole-answer.exact-shape",
+            "4.3",
+            Must,
+            BASIC,
+            "a whole answer is chat.completion with a chatcmpl- id, created now, the model, one choice at index 0 with the assistant's content and reasoning, finish_reason and usage",
+            whole_answer_shape,
+            ["reasoning-as-content"]
+        ),
+        case!(
+            "chat.whole-answer.empty-content-is-null",
+            "4.3",
+            Must,
+            BARE_CALL,
+            "a whole answer that only calls a tool has content null, the call in message.tool_calls and finish_reason tool_calls",
+            empty_content_is_null,
+            ["empty-content-string"]
+        ),
+        case!(
+            "chat.reasoning-and-content-split",
+            "4.6",
+            Must,
+            REASONING,
+            "what comes before </think> is reasoning_content, and content has neither the whitespace after it nor the whitespace at the end, whole or streamed",
+            reasoning_split,
+            ["reasoning-as-content", "content-untrimmed"]
+        ),
+        case!(
+            "chat.own-tool-call.streamed",
+            "4.12",
+            Must,
+            OWN_CALL,
+            "a call to the request's own tool streams a tool_calls header (id, type, name, empty arguments) then its arguments, the text before it without the trailing whitespace, and finishes with tool_calls",
+            own_tool_call_streamed,
+            ["tool-calls-finish-stop", "content-untrimmed"]
+        ),
         case!(
             "chat.stream.shape",
             "4.4",
@@ -132,4 +186,102 @@ async fn disconnect_cancels(ctx: Ctx) -> CheckResult {
     let (response, _) = read_until(&ctx.http, user("talk"), |seen| seen.contains("\"delta\":{\"content\":\"w")).await?;
     drop(response);
     status_until(&ctx.http, 5, |s| s["busy"] == false && s["requests"]["cancelled"].as_u64().unwrap_or(0) >= 1).await
+}
+
+async fn whole_answer_shape(ctx: Ctx) -> CheckResult {
+    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let body = complete(&ctx.http, &user("hi")).await?;
+    let after = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let id = body["id"].as_str().unwrap_or_default();
+    expect(id.starts_with("chatcmpl-") && id.len() > "chatcmpl-".len(), "an id chatcmpl-…", id)?;
+    expect_eq("object", &json!("chat.completion"), &body["object"])?;
+    let created = body["created"].as_u64();
+    expect(
+        created.is_some_and(|c| c + 1 >= before && c <= after + 1),
+        format!("created: seconds since 1970, between {before} and {after}"),
+        body["created"].to_string(),
+    )?;
+    expect(body["model"].as_str().is_some_and(|m| !m.is_empty()), "model: a name", body["model"].to_string())?;
+    let choices = body["choices"].as_array().cloned().unwrap_or_default();
+    expect_eq("number of choices", 1, choices.len())?;
+    expect_eq("choices[0].index", &json!(0), &choices[0]["index"])?;
+    let message = &choices[0]["message"];
+    expect_eq("message.role", &json!("assistant"), &message["role"])?;
+    // The default script: "Thinking about it.</think>\n\nHello from the mock engine."
+    expect_eq("message.content", &json!("Hello from the mock engine."), &message["content"])?;
+    expect_eq("message.reasoning_content", &json!("Thinking about it."), &message["reasoning_content"])?;
+    expect(message.get("tool_calls").is_none_or(Value::is_null), "no tool_calls", message["tool_calls"].to_string())?;
+    expect_eq("finish_reason", &json!("stop"), &choices[0]["finish_reason"])?;
+    let usage = &body["usage"];
+    let (prompt, completion) = (usage["prompt_tokens"].as_u64(), usage["completion_tokens"].as_u64());
+    expect(
+        prompt.is_some_and(|p| p > 0) && completion.is_some_and(|c| c > 0),
+        "usage with token counts",
+        usage.to_string(),
+    )?;
+    expect_eq("usage.total_tokens", &json!(prompt.unwrap_or(0) + completion.unwrap_or(0)), &usage["total_tokens"])
+}
+
+async fn empty_content_is_null(ctx: Ctx) -> CheckResult {
+    let body =
+        complete(&ctx.http, &json!({"messages": [{"role": "user", "content": "look cats up"}], "tools": own_tool()}))
+            .await?;
+    let message = &body["choices"][0]["message"];
+    expect_eq("message.content", &Value::Null, &message["content"])?;
+    let calls = message["tool_calls"].as_array().cloned().unwrap_or_default();
+    expect_eq("number of tool_calls", 1, calls.len())?;
+    expect_eq("tool_calls[0].type", &json!("function"), &calls[0]["type"])?;
+    expect_eq("tool_calls[0].function.name", &json!("lookup"), &calls[0]["function"]["name"])?;
+    let arguments: Value =
+        serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap_or("null")).unwrap_or_default();
+    expect_eq("tool_calls[0].function.arguments", &json!({"q": "cats"}), &arguments)?;
+    expect(calls[0]["id"].as_str().is_some_and(|i| !i.is_empty()), "tool_calls[0].id", calls[0]["id"].to_string())?;
+    expect_eq("finish_reason", &json!("tool_calls"), &body["choices"][0]["finish_reason"])
+}
+
+/// Every `delta.<field>` text of a stream, joined.
+fn joined(stream: &EventStream, field: &str) -> String {
+    stream.chunks.iter().filter_map(|c| c["choices"][0]["delta"][field].as_str()).collect()
+}
+
+async fn reasoning_split(ctx: Ctx) -> CheckResult {
+    let body = complete(&ctx.http, &user("think")).await?;
+    let message = &body["choices"][0]["message"];
+    expect_eq("whole: reasoning_content", &json!("Let me think."), &message["reasoning_content"])?;
+    expect_eq("whole: content", &json!("The answer."), &message["content"])?;
+    let stream = super::common::stream(&ctx.http, user("think")).await?;
+    expect_eq("streamed: reasoning_content deltas joined", "Let me think.", &joined(&stream, "reasoning_content"))?;
+    expect_eq("streamed: content deltas joined", "The answer.", &joined(&stream, "content"))
+}
+
+async fn own_tool_call_streamed(ctx: Ctx) -> CheckResult {
+    let stream = super::common::stream(
+        &ctx.http,
+        json!({"messages": [{"role": "user", "content": "look cats up"}], "tools": own_tool()}),
+    )
+    .await?;
+    expect_eq("content deltas joined", "Calling.", &stream.content())?;
+    let calls: Vec<&Value> = stream
+        .chunks
+        .iter()
+        .flat_map(|c| c["choices"][0]["delta"]["tool_calls"].as_array().into_iter().flatten())
+        .collect();
+    let header = calls.first().copied().cloned().unwrap_or_default();
+    expect(
+        header["id"].as_str().is_some_and(|i| !i.is_empty()),
+        "the first tool_calls delta has an id",
+        header.to_string(),
+    )?;
+    expect_eq("the header's type", &json!("function"), &header["type"])?;
+    expect_eq("the header's function.name", &json!("lookup"), &header["function"]["name"])?;
+    expect_eq("the header's function.arguments", &json!(""), &header["function"]["arguments"])?;
+    let arguments: String = calls.iter().filter_map(|c| c["function"]["arguments"].as_str()).collect();
+    let parsed: Value = serde_json::from_str(&arguments).unwrap_or_default();
+    expect_eq("the arguments deltas joined", &json!({"q": "cats"}), &parsed)?;
+    expect(
+        calls.iter().all(|c| c["index"] == json!(0)),
+        "every tool_calls delta at index 0",
+        calls.iter().map(|c| c["index"].to_string()).collect::<Vec<_>>().join(","),
+    )?;
+    expect_eq("finish_reason", Some("tool_calls"), stream.finish_reason())
 }

@@ -29,8 +29,20 @@ const OWN_AND_MCP: Scenario = own("own-and-mcp", || {
     ])])
 });
 
+/// The fixture MCP server and a plain answer: requests that must be refused before any pass.
+const REFUSALS: Scenario = own("tool-refusals", || Setup::mcp(None).scripts(vec![answer("fine")]));
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "loop.structured-format-and-forced-choice-refused",
+            "6.11",
+            Must,
+            REFUSALS,
+            "json_object/json_schema beside own tools or MCP, and tool_choice \"required\" or a named function with MCP, are 400; text format, no tools, or a forced choice of own tools only are answered",
+            structured_and_forced,
+            ["format-with-tools-ok"]
+        ),
         case!(
             "loop.own-tool-skips-mcp-calls",
             "6.10",
@@ -227,4 +239,39 @@ async fn stop_cancels_call(ctx: Ctx) -> CheckResult {
         "notifications/cancelled for the running call",
         format!("fixture log: {:?}", log.entries()),
     )
+}
+
+async fn structured_and_forced(ctx: Ctx) -> CheckResult {
+    let own_tool = json!([{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]);
+    let json_object = json!({"type": "json_object"});
+    let json_schema = json!({"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object"}}});
+    let named = json!({"type": "function", "function": {"name": "fake__echo"}});
+    let ask = |extra: Value| {
+        let mut body = json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8});
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            body[key] = value.clone();
+        }
+        body
+    };
+    let rows = [
+        ("json_object beside own tools", ask(json!({"response_format": json_object, "tools": own_tool})), 400),
+        ("json_schema beside own tools", ask(json!({"response_format": json_schema, "tools": own_tool})), 400),
+        ("json_object with MCP", ask(json!({"response_format": json_object, "strata_mcp": true})), 400),
+        ("json_schema with MCP", ask(json!({"response_format": json_schema, "strata_mcp": true})), 400),
+        ("tool_choice required with MCP", ask(json!({"tool_choice": "required", "strata_mcp": true})), 400),
+        ("a named tool_choice with MCP", ask(json!({"tool_choice": named, "strata_mcp": true})), 400),
+        ("text format beside own tools", ask(json!({"response_format": {"type": "text"}, "tools": own_tool})), 200),
+        ("json_object without tools", ask(json!({"response_format": json_object})), 200),
+        ("tool_choice auto with MCP", ask(json!({"tool_choice": "auto", "strata_mcp": true})), 200),
+        ("tool_choice required, own tools only", ask(json!({"tool_choice": "required", "tools": own_tool})), 200),
+    ];
+    for (what, body, status) in rows {
+        let reply = ctx.http.post_json(super::common::CHAT, &body).send().await?;
+        expect_eq(&format!("status for {what}"), status, reply.status)?;
+        if status == 400 {
+            let kind = reply.json()?["error"]["type"].clone();
+            expect_eq(&format!("error type for {what}"), &json!("invalid_request_error"), &kind)?;
+        }
+    }
+    Ok(())
 }

@@ -24,8 +24,27 @@ const NO_ENCODER: Scenario = own("no-encoder", Setup::plain);
 /// A vision encoder and no tools: pictures come in user messages.
 const USER_PICTURES: Scenario = own("vision-user-pictures", || Setup::plain().vision());
 
+/// A vision encoder, the fixture's 640x360 picture once, then plain answers.
+const EVERY_SOURCE: Scenario = own("vision-every-source", || {
+    Setup::mcp(Some(true)).vision().scripts(vec![
+        call("picture", &[("width", "640"), ("height", "360"), ("count", "1")]),
+        answer("seen"),
+        call("picture", &[("width", "640"), ("height", "360"), ("count", "0")]),
+        answer("seen"),
+    ])
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "vision.every-source-becomes-image-tokens",
+            "12.1",
+            Must,
+            EVERY_SOURCE,
+            "a tool result's picture, a user's image part, lifted tool text and a cache reference, together in one conversation, each take the 12.2 image tokens plus start and end",
+            every_source,
+            ["no-vision-pads"]
+        ),
         case!(
             "vision.urls-and-paths-never-read",
             "12.3",
@@ -241,4 +260,44 @@ async fn at_most_64(ctx: Ctx) -> CheckResult {
     expect_eq("status with 65 pictures", 400, over.status)?;
     let message = over.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
     expect(message.contains("64"), "a message naming the limit of 64", message)
+}
+
+async fn every_source(ctx: Ctx) -> CheckResult {
+    let per_picture = expected_tokens(640, 360) as i64 + 2;
+    // From an MCP result: one picture against none, the text of the two results equally long.
+    let first = super::common::stream(&ctx.http, opt_in()).await?;
+    let one = first.usage().and_then(|u| u["prompt_tokens"].as_i64()).unwrap_or(0);
+    let media = super::common::first_result(&first)?.media;
+    expect_eq("media entries of the first call", 1, media.len())?;
+    let reference = media[0].reference.clone();
+    let none = prompt_tokens(&complete(&ctx.http, &opt_in()).await?)?;
+    expect_eq("prompt tokens a tool result's picture added", per_picture, one - none)?;
+    // A user's image part, lifted tool text and the reference, all in one conversation, against the
+    // same conversation with the picture part and the reference left out and the base64 replaced by
+    // its note.
+    let user_png = fixtures::images::noise_png(640, 360, 41);
+    let lifted_png = fixtures::images::noise_png(640, 360, 42);
+    let lifted = base64::engine::general_purpose::STANDARD.encode(&lifted_png);
+    let note = format!("[image (image/png, {} bytes)]", fixtures::images::with_commas(lifted_png.len()));
+    let conversation = |pictures: bool| {
+        let data_url = format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(&user_png));
+        let mut question = vec![json!({"type": "text", "text": "compare these"})];
+        let mut first = vec![json!({"type": "text", "text": "1 picture of 640x360"})];
+        if pictures {
+            question.push(json!({"type": "image_url", "image_url": {"url": data_url}}));
+            first.push(json!({"type": "image_url", "image_url": {"url": reference}}));
+        }
+        let second = format!("screen: {} end", if pictures { &lifted } else { &note });
+        json!({"messages": [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "fake__picture", "arguments": "{}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": first},
+            {"role": "tool", "tool_call_id": "call_2", "content": second},
+        ], "max_tokens": 4})
+    };
+    let with = prompt_tokens(&complete(&ctx.http, &conversation(true)).await?)?;
+    let without = prompt_tokens(&complete(&ctx.http, &conversation(false)).await?)?;
+    expect_eq("prompt tokens three pictures added (user part, reference, lifted text)", 3 * per_picture, with - without)
 }
