@@ -10,8 +10,24 @@ use crate::scenario::{BASIC, Reach, Scenario, Serving, Setup};
 const VISION: Scenario =
     Scenario { name: "vision", build: || Setup::plain().vision(), serving: Serving::Shared(Reach::Configured) };
 
+/// A key, the fixture MCP server, tool pictures on, and a 1 MiB body limit: every kind of refusal.
+const REFUSING: Scenario = crate::scenario::own("refusing", || {
+    let mut setup = Setup::mcp(Some(true)).with_key();
+    setup.config["max_body_mib"] = json!(1);
+    setup
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "errors.every-error-is-clean-json",
+            "2.8",
+            Must,
+            REFUSING,
+            "401, 403, 404, 405, 400, 413 and 415 answers from every route are {\"error\":{type, message}} JSON without a stack trace, a file path or the key",
+            every_error_clean,
+            ["errors-show-paths", "plain-errors"]
+        ),
         case!(
             "health.shape",
             "3.1",
@@ -127,4 +143,132 @@ async fn json_404(ctx: Ctx) -> CheckResult {
     let reply = ctx.http.get("/no/such/route").send().await?;
     expect_eq("status", 404, reply.status)?;
     expect_eq("body", json!({"error": {"type": "not_found", "message": "not found"}}), reply.json()?)
+}
+
+async fn every_error_clean(ctx: Ctx) -> CheckResult {
+    use http::Method;
+    let cache = ctx.cache_dir()?.display().to_string();
+    let folder = ctx.cache_dir()?.parent().map(|p| p.display().to_string()).unwrap_or_default();
+    let missing = format!("/tool-media/{}.png", super::common::sha256(b"never cached"));
+    let chat = super::common::CHAT;
+    let body = |value: Value| value.to_string().into_bytes();
+    let json_type = b"application/json".as_slice();
+    // (what, method, path, extra headers, body, the status it must be, without the key)
+    let big = format!("{{\"messages\": [{{\"role\": \"user\", \"content\": \"{}\"}}]}}", "x".repeat(1 << 20));
+    let rows: Vec<(&str, Method, String, Vec<(&str, &[u8])>, Vec<u8>, u16, bool)> = vec![
+        ("no key", Method::GET, "/v1/models".into(), vec![], vec![], 401, true),
+        ("a wrong key", Method::GET, "/mcp".into(), vec![("x-api-key", b"not-the-key")], vec![], 401, true),
+        ("no key on /tool-media", Method::GET, missing.clone(), vec![], vec![], 401, true),
+        ("an unknown route", Method::GET, "/no/such/route".into(), vec![], vec![], 404, false),
+        ("a missing picture", Method::GET, missing.clone(), vec![], vec![], 404, false),
+        (
+            "a picture name with ../",
+            Method::GET,
+            "/tool-media/..%2F..%2Fetc%2Fpasswd".into(),
+            vec![],
+            vec![],
+            404,
+            false,
+        ),
+        ("a wrong method on chat", Method::DELETE, chat.into(), vec![], vec![], 405, false),
+        ("a wrong method on a picture", Method::PUT, missing.clone(), vec![], vec![], 405, false),
+        (
+            "a body that is not JSON",
+            Method::POST,
+            chat.into(),
+            vec![("content-type", json_type)],
+            b"{not json".to_vec(),
+            400,
+            false,
+        ),
+        (
+            "messages not a list",
+            Method::POST,
+            chat.into(),
+            vec![("content-type", json_type)],
+            body(json!({"messages": 3})),
+            400,
+            false,
+        ),
+        (
+            "a malformed reference",
+            Method::POST,
+            chat.into(),
+            vec![("content-type", json_type)],
+            body(
+                json!({"messages": [{"role": "tool", "content": [{"type": "image_url", "image_url": {"url": "strata-tool-media:../x.png"}}]}]}),
+            ),
+            400,
+            false,
+        ),
+        (
+            "MCP from a foreign page",
+            Method::POST,
+            chat.into(),
+            vec![("content-type", json_type), ("origin", b"http://evil.example")],
+            body(json!({"messages": [{"role": "user", "content": "hi"}], "strata_mcp": true})),
+            403,
+            false,
+        ),
+        (
+            "MCP sent as text/plain",
+            Method::POST,
+            chat.into(),
+            vec![("content-type", b"text/plain")],
+            body(json!({"messages": [{"role": "user", "content": "hi"}], "strata_mcp": true})),
+            415,
+            false,
+        ),
+        (
+            "a body over max_body_mib",
+            Method::POST,
+            chat.into(),
+            vec![("content-type", json_type)],
+            big.into_bytes(),
+            413,
+            false,
+        ),
+    ];
+    let forbidden = [
+        cache.as_str(),
+        folder.as_str(),
+        crate::scenario::HARNESS_KEY,
+        "/tmp/",
+        "/root/",
+        "/home/",
+        ".rs:",
+        "panicked",
+        "backtrace",
+        "RUST_BACKTRACE",
+    ];
+    for (what, method, path, headers, payload, status, without_key) in rows {
+        let mut call = ctx.http.call(method, &path).body(payload);
+        for (name, value) in headers {
+            call = call.header(name, value);
+        }
+        if without_key {
+            call = call.without_key();
+        }
+        let reply = call.send().await?;
+        expect_eq(&format!("status for {what}"), status, reply.status)?;
+        let content_type = reply.header("content-type").unwrap_or_default();
+        expect(content_type.starts_with("application/json"), format!("JSON for {what}"), content_type)?;
+        let answer = reply.json()?;
+        let error = &answer["error"];
+        let (kind, message) =
+            (error["type"].as_str().unwrap_or_default(), error["message"].as_str().unwrap_or_default());
+        expect(
+            answer.as_object().is_some_and(|o| o.len() == 1) && !kind.is_empty() && !message.is_empty(),
+            format!("{{\"error\":{{\"type\":…,\"message\":…}}}} for {what}"),
+            answer.to_string(),
+        )?;
+        let text = reply.text();
+        if let Some(leak) = forbidden.iter().find(|f| !f.is_empty() && text.contains(*f)) {
+            return Err(crate::case::CheckError::Fail {
+                expected: format!("an answer for {what} without a stack trace, a file path or the key"),
+                actual: format!("it holds {leak:?}: {text}"),
+            });
+        }
+    }
+    Ok(())
 }
