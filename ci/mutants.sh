@@ -33,15 +33,17 @@ if ! printf '%s\n' "$@" | grep -q -- '^--file'; then
     done
 fi
 out=target/mutants
-# Only the conformance test is built and run for each mutant; gitignored files (node_modules, .libtorch)
-# are not copied to the scratch tree.
+# Gitignored files (node_modules, .libtorch) are not copied to the scratch tree.
 # --in-place (mutating this tree, whose target folder is warm: ~12 s a mutant here) cannot be combined
 # with --gitignore.
 copy=(--gitignore true)
 if printf '%s\n' "$@" | grep -qx -- '--in-place'; then copy=(); fi
 rm -rf "$out"
+# Only the conformance test target is built (--cargo-arg reaches the build and the test), without debug
+# information: a mutant's incremental build is a few seconds instead of relinking every test binary.
+export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
 cargo mutants --package reference-server --no-shuffle --timeout 300 "${copy[@]}" --output "$out" \
-    --cargo-test-arg=--test=mediacheck "${files[@]}" "$@" \
+    --cargo-arg=--test=mediacheck "${files[@]}" "$@" \
     || true   # missed mutants make cargo-mutants exit non-zero; the summary below says what
 [ -f "$out/mutants.out/caught.txt" ] || { echo "ci/mutants.sh: cargo-mutants tested nothing (see above)" >&2; exit 2; }
 

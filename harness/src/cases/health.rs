@@ -145,6 +145,10 @@ async fn json_404(ctx: Ctx) -> CheckResult {
     expect_eq("body", json!({"error": {"type": "not_found", "message": "not found"}}), reply.json()?)
 }
 
+/// One request that must be refused: what it is, method, path, extra headers, body, the status it must
+/// get, and whether it goes without the key.
+type Refusal<'a> = (&'a str, http::Method, String, Vec<(&'a str, &'a [u8])>, Vec<u8>, u16, bool);
+
 async fn every_error_clean(ctx: Ctx) -> CheckResult {
     use http::Method;
     let cache = ctx.cache_dir()?.display().to_string();
@@ -155,7 +159,7 @@ async fn every_error_clean(ctx: Ctx) -> CheckResult {
     let json_type = b"application/json".as_slice();
     // (what, method, path, extra headers, body, the status it must be, without the key)
     let big = format!("{{\"messages\": [{{\"role\": \"user\", \"content\": \"{}\"}}]}}", "x".repeat(1 << 20));
-    let rows: Vec<(&str, Method, String, Vec<(&str, &[u8])>, Vec<u8>, u16, bool)> = vec![
+    let rows: Vec<Refusal> = vec![
         ("no key", Method::GET, "/v1/models".into(), vec![], vec![], 401, true),
         ("a wrong key", Method::GET, "/mcp".into(), vec![("x-api-key", b"not-the-key")], vec![], 401, true),
         ("no key on /tool-media", Method::GET, missing.clone(), vec![], vec![], 401, true),
