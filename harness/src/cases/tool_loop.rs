@@ -29,11 +29,46 @@ const OWN_AND_MCP: Scenario = own("own-and-mcp", || {
     ])])
 });
 
+/// One pass that calls the fixture's tools with values of every kind, then an answer.
+const ARGUMENTS: Scenario = own("arguments", || {
+    let calls: [(&str, &[(&str, &str)]); 4] = [
+        ("fake__echo", &[("text", "123")]),
+        ("fake__echo", &[("text", "{\"a\": 1}")]),
+        ("fake__add", &[("a", "2"), ("b", "[1, 2]")]),
+        ("fake__big", &[("n", "not json")]),
+    ];
+    Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&calls), answer("done")])
+});
+
+/// The output ends inside a call: its parameter is never closed.
+const UNFINISHED: Scenario = own("unfinished-call", || {
+    Setup::mcp(None)
+        .scripts(vec!["</think>\n\nLet me check.\n<tool_call>\n<function=fake__echo>\n<parameter=text>\nhalf".into()])
+});
+
 /// The fixture MCP server and a plain answer: requests that must be refused before any pass.
 const REFUSALS: Scenario = own("tool-refusals", || Setup::mcp(None).scripts(vec![answer("fine")]));
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "loop.arguments-typed-by-schema",
+            "6.4",
+            Must,
+            ARGUMENTS,
+            "a string parameter stays text even when it reads as JSON (123, {\"a\": 1}); others are read as JSON when they parse (2, [1, 2]) and stay text when they do not",
+            arguments_typed,
+            ["args-all-json"]
+        ),
+        case!(
+            "loop.unfinished-call-not-run",
+            "6.9",
+            Must,
+            UNFINISHED,
+            "a call the output ends inside gets its start event and nothing more, and the tool is never called",
+            unfinished_call,
+            ["unfinished-calls-run"]
+        ),
         case!(
             "loop.structured-format-and-forced-choice-refused",
             "6.11",
@@ -274,4 +309,51 @@ async fn structured_and_forced(ctx: Ctx) -> CheckResult {
         }
     }
     Ok(())
+}
+
+async fn arguments_typed(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let wanted = [
+        ("echo", json!({"text": "123"})),
+        ("echo", json!({"text": "{\"a\": 1}"})),
+        ("add", json!({"a": 2, "b": [1, 2]})),
+        ("big", json!({"n": "not json"})),
+    ];
+    let announced: Vec<Value> = stream
+        .events()?
+        .into_iter()
+        .filter_map(|e| match e {
+            crate::events::Event::Call { arguments, .. } => Some(arguments),
+            _ => None,
+        })
+        .collect();
+    let wanted_arguments: Vec<Value> = wanted.iter().map(|(_, a)| a.clone()).collect();
+    expect_eq("the call events' arguments, in call order", &wanted_arguments, &announced)?;
+    let received: Vec<(String, Value)> = ctx
+        .fixture()?
+        .entries()
+        .into_iter()
+        .filter_map(|e| Some((e["call"].as_str()?.to_string(), e["arguments"].clone())))
+        .collect();
+    let wanted: Vec<(String, Value)> = wanted.into_iter().map(|(t, a)| (t.to_string(), a)).collect();
+    expect_eq("what the tools received, in call order", &wanted, &received)
+}
+
+async fn unfinished_call(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let events = stream.events()?;
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            crate::events::Event::Start { name, .. } => format!("start {name}"),
+            crate::events::Event::Call { name, .. } => format!("call {name}"),
+            crate::events::Event::Result(r) => format!("result ok={} skipped={}", r.ok, r.skipped),
+            crate::events::Event::Limit { .. } => "limit".into(),
+        })
+        .collect();
+    expect_eq("the MCP events", vec!["start fake__echo".to_string()], kinds)?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let calls = ctx.fixture()?.entries().into_iter().filter(|e| e.get("call").is_some()).count();
+    expect_eq("calls the fixture server received", 0, calls)?;
+    expect(stream.done, "the answer ends with [DONE]", "no [DONE]")
 }
