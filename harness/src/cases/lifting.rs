@@ -17,6 +17,24 @@ const VISION: Scenario =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "lift.no-encoder-keeps-only-the-note",
+            "11.5",
+            Must,
+            BASIC,
+            "without a vision encoder a lifted picture's base64 is dropped and its note stays: PNGs of exactly 1024 and 1028 base64 characters, a JPEG, a WebP, one behind a data: prefix",
+            no_encoder_note_only,
+            ["lift-keeps-base64"]
+        ),
+        case!(
+            "lift.runs-from-1024-characters",
+            "11.2",
+            Must,
+            BASIC,
+            "a PNG whose base64 run is 1020 characters stays as sent; at 1024 and 1028 it is lifted",
+            run_length_boundary,
+            ["lift-short-runs"]
+        ),
+        case!(
             "lift.eight-per-message",
             "11.4",
             Must,
@@ -146,6 +164,57 @@ async fn non_pictures_untouched(ctx: Ctx) -> CheckResult {
         let blob = encoded(&bytes);
         let with = prompt_tokens(&complete(&ctx.http, &body(&blob)).await?)?;
         expect_eq(&format!("prompt tokens {what} take (one per base64 character)"), blob.len() as i64, with - without)?;
+    }
+    Ok(())
+}
+
+/// A user's question and a tool message holding `text` between two words.
+fn tool_text(text: &str) -> Value {
+    json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": format!("screen: {text} end")},
+    ], "max_tokens": 4})
+}
+
+/// The note SPEC 11.2 gives a lifted picture of `mime` and `bytes` bytes, written here.
+fn note(mime: &str, bytes: usize) -> String {
+    format!("[image ({mime}, {} bytes)]", with_commas(bytes))
+}
+
+async fn no_encoder_note_only(ctx: Ctx) -> CheckResult {
+    use fixtures::images::{PictureFormat, padded_png_of, picture};
+    let (exact, longer) = (padded_png_of(768, 8, 6), padded_png_of(771, 8, 6));
+    let jpeg = picture(PictureFormat::Jpeg, 64, 48, 5);
+    let webp = picture(PictureFormat::Webp, 64, 48, 6);
+    let rows: [(&str, String, String); 5] = [
+        ("a PNG of exactly 1024 base64 characters", encoded(&exact), note("image/png", exact.len())),
+        ("a PNG of 1028 base64 characters", encoded(&longer), note("image/png", longer.len())),
+        ("a JPEG", encoded(&jpeg), note("image/jpeg", jpeg.len())),
+        ("a WebP", encoded(&webp), note("image/webp", webp.len())),
+        (
+            "a PNG behind data:image/png;base64,",
+            format!("data:image/png;base64,{}", encoded(&longer)),
+            // The prefix goes with the run it introduces (11.2).
+            note("image/png", longer.len()),
+        ),
+    ];
+    for (what, sent, only_the_note) in rows {
+        let lifted = prompt_tokens(&complete(&ctx.http, &tool_text(&sent)).await?)?;
+        let by_hand = prompt_tokens(&complete(&ctx.http, &tool_text(&only_the_note)).await?)?;
+        expect_eq(&format!("prompt tokens for {what} (as many as its note alone)"), by_hand, lifted)?;
+    }
+    Ok(())
+}
+
+async fn run_length_boundary(ctx: Ctx) -> CheckResult {
+    let empty = prompt_tokens(&complete(&ctx.http, &tool_text("")).await?)?;
+    for (bytes, lifted) in [(765, false), (768, true), (771, true)] {
+        let png = fixtures::images::padded_png_of(bytes, 8, 6);
+        let run = encoded(&png);
+        let tokens = prompt_tokens(&complete(&ctx.http, &tool_text(&run)).await?)?;
+        let wanted = if lifted { note("image/png", png.len()).len() } else { run.len() };
+        let how = if lifted { "lifted: its note" } else { "left as sent: one token per character" };
+        expect_eq(&format!("prompt tokens a {}-character run adds ({how})", run.len()), wanted as i64, tokens - empty)?;
     }
     Ok(())
 }
