@@ -46,11 +46,27 @@ const UNFINISHED: Scenario = own("unfinished-call", || {
         .scripts(vec!["</think>\n\nLet me check.\n<tool_call>\n<function=fake__echo>\n<parameter=text>\nhalf".into()])
 });
 
+/// Two calls in one pass, then an answer: the second pass's prompt holds both results.
+const TWO_CALLS: Scenario = crate::scenario::own("two-calls", || {
+    let calls: [(&str, &[(&str, &str)]); 2] =
+        [("fake__echo", &[("text", "first")]), ("fake__add", &[("a", "2"), ("b", "3")])];
+    Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&calls), super::common::answer("done")])
+});
+
 /// The fixture MCP server and a plain answer: requests that must be refused before any pass.
 const REFUSALS: Scenario = own("tool-refusals", || Setup::mcp(None).scripts(vec![answer("fine")]));
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "loop.next-pass-holds-calls-and-results",
+            "6.5",
+            Must,
+            TWO_CALLS,
+            "the pass after two calls is token for token the prompt of the conversation with the assistant's text and both calls, then one tool message per result in call order",
+            next_pass_prompt,
+            ["assistant-text-dropped"]
+        ),
         case!(
             "loop.arguments-typed-by-schema",
             "6.4",
@@ -356,4 +372,24 @@ async fn unfinished_call(ctx: Ctx) -> CheckResult {
     let calls = ctx.fixture()?.entries().into_iter().filter(|e| e.get("call").is_some()).count();
     expect_eq("calls the fixture server received", 0, calls)?;
     expect(stream.done, "the answer ends with [DONE]", "no [DONE]")
+}
+
+async fn next_pass_prompt(ctx: Ctx) -> CheckResult {
+    use super::common::prompt_tokens;
+    let offered = super::hub::offered_tools(&ctx).await?;
+    let body = complete(&ctx.http, &opt_in()).await?;
+    // 4.5: prompt_tokens is the last pass's prompt, here the second.
+    let second_pass = prompt_tokens(&body)?;
+    let call = |id: &str, name: &str, arguments: Value| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}});
+    let by_hand = json!({"messages": [
+        super::common::opt_in()["messages"][0].clone(),
+        {"role": "assistant", "content": "Let me check.", "tool_calls": [
+            call("call_1", "fake__echo", json!({"text": "first"})),
+            call("call_2", "fake__add", json!({"a": 2, "b": 3})),
+        ]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "first"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "5"},
+    ], "tools": offered});
+    let by_hand = prompt_tokens(&complete(&ctx.http, &by_hand).await?)?;
+    expect_eq("the second pass's prompt tokens vs. the conversation written out", by_hand, second_pass)
 }
