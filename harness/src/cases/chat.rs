@@ -36,6 +36,15 @@ const BARE_CALL_SCRIPT: &str =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "chat.body-fields",
+            "4.1",
+            Must,
+            BASIC,
+            "messages must be a non-empty list; every role is taken; max_tokens and max_completion_tokens cap the answer and 0, -1 or unset mean the rest of the context; unknown fields are ignored",
+            body_fields,
+            ["max-completion-tokens-ignored"]
+        ),
+        case!(
             "chat.whole-answer.exact-shape",
             "4.3",
             Must,
@@ -284,4 +293,55 @@ async fn own_tool_call_streamed(ctx: Ctx) -> CheckResult {
         calls.iter().map(|c| c["index"].to_string()).collect::<Vec<_>>().join(","),
     )?;
     expect_eq("finish_reason", Some("tool_calls"), stream.finish_reason())
+}
+
+async fn body_fields(ctx: Ctx) -> CheckResult {
+    for (what, body) in [("no messages", json!({})), ("an empty messages list", json!({"messages": []}))] {
+        let reply = ctx.http.post_json(CHAT, &body).send().await?;
+        expect_eq(&format!("status for {what}"), 400, reply.status)?;
+        expect_eq(&format!("type for {what}"), &json!("invalid_request_error"), &reply.json()?["error"]["type"])?;
+    }
+    let every_role = json!({"messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "developer", "content": "Answer in English."},
+        {"role": "user", "content": [{"type": "text", "text": "look it up"}]},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "nothing found"},
+        {"role": "user", "content": "then say hello"},
+    ], "temperature": 0.2, "x_vendor": {"deep": [1, {"a": null}]}, "stream_options": {"include_usage": true}});
+    let answer = complete(&ctx.http, &every_role).await?;
+    expect_eq(
+        "finish_reason with every role and unknown fields",
+        &json!("stop"),
+        &answer["choices"][0]["finish_reason"],
+    )?;
+    let ask = |extra: Value| {
+        let mut body = user("hi");
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            body[key] = value.clone();
+        }
+        body
+    };
+    for (what, extra) in
+        [("max_tokens 3", json!({"max_tokens": 3})), ("max_completion_tokens 3", json!({"max_completion_tokens": 3}))]
+    {
+        let answer = complete(&ctx.http, &ask(extra)).await?;
+        expect_eq(&format!("finish_reason with {what}"), &json!("length"), &answer["choices"][0]["finish_reason"])?;
+        expect_eq(&format!("completion_tokens with {what}"), &json!(3), &answer["usage"]["completion_tokens"])?;
+    }
+    for (what, extra) in [
+        ("max_tokens 0", json!({"max_tokens": 0})),
+        ("max_tokens -1", json!({"max_tokens": -1})),
+        ("no max_tokens", json!({})),
+    ] {
+        let answer = complete(&ctx.http, &ask(extra)).await?;
+        expect_eq(&format!("finish_reason with {what}"), &json!("stop"), &answer["choices"][0]["finish_reason"])?;
+        expect_eq(
+            &format!("content with {what}"),
+            &json!("Hello from the mock engine."),
+            &answer["choices"][0]["message"]["content"],
+        )?;
+    }
+    Ok(())
 }

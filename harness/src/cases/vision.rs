@@ -37,6 +37,15 @@ const EVERY_SOURCE: Scenario = own("vision-every-source", || {
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "vision.content-part-forms",
+            "4.2",
+            Must,
+            USER_PICTURES,
+            "a picture as image_url {url}, image_url as a string, input_image and Anthropic image (base64 source) each takes its image tokens; a string and a list of one text part are the same prompt",
+            content_part_forms,
+            ["only-image-url-parts"]
+        ),
+        case!(
             "vision.every-source-becomes-image-tokens",
             "12.1",
             Must,
@@ -300,4 +309,30 @@ async fn every_source(ctx: Ctx) -> CheckResult {
     let with = prompt_tokens(&complete(&ctx.http, &conversation(true)).await?)?;
     let without = prompt_tokens(&complete(&ctx.http, &conversation(false)).await?)?;
     expect_eq("prompt tokens three pictures added (user part, reference, lifted text)", 3 * per_picture, with - without)
+}
+
+async fn content_part_forms(ctx: Ctx) -> CheckResult {
+    let png = fixtures::images::noise_png(640, 360, 12);
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let data_url = format!("data:image/png;base64,{data}");
+    let asking = |content: Value| json!({"messages": [{"role": "user", "content": content}], "max_tokens": 4});
+    let as_string = prompt_tokens(&complete(&ctx.http, &asking(json!("look"))).await?)?;
+    let as_part = prompt_tokens(&complete(&ctx.http, &asking(json!([{"type": "text", "text": "look"}]))).await?)?;
+    expect_eq("prompt tokens of a list of one text part vs. the same string", as_string, as_part)?;
+    let per_picture = expected_tokens(640, 360) as i64 + 2;
+    let forms = [
+        ("image_url {url}", json!({"type": "image_url", "image_url": {"url": data_url}})),
+        ("image_url as a string", json!({"type": "image_url", "image_url": data_url})),
+        ("input_image", json!({"type": "input_image", "image_url": data_url})),
+        (
+            "Anthropic image",
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}),
+        ),
+    ];
+    for (what, picture) in forms {
+        let with =
+            prompt_tokens(&complete(&ctx.http, &asking(json!([{"type": "text", "text": "look"}, picture]))).await?)?;
+        expect_eq(&format!("prompt tokens {what} added"), per_picture, with - as_part)?;
+    }
+    Ok(())
 }
