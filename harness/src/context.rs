@@ -36,6 +36,17 @@ impl Ctx {
         Ok(path.with_file_name(format!("{stem}.tool-media")))
     }
 
+    /// The run configuration the harness wrote for this server.
+    pub fn config(&self) -> Result<serde_json::Value, CheckError> {
+        let path = self
+            .config_path
+            .as_ref()
+            .ok_or_else(|| CheckError::NotRun("the harness did not write this server's configuration".into()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| crate::case::broken(format!("{}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| crate::case::broken(format!("{}: {e}", path.display())))
+    }
+
     /// The fixture MCP server's log.
     pub fn fixture(&self) -> Result<&FixtureLog, CheckError> {
         self.fixture_log.as_ref().ok_or_else(|| CheckError::NotRun("the scenario has no fixture MCP server".into()))

@@ -188,7 +188,11 @@ impl Target {
             let options = FixtureOptions { log: log.clone(), ..FixtureOptions::default() };
             let fixture =
                 serve_http(options, 0, None).await.map_err(|e| StartError::Failed(format!("fixture: {e}")))?;
-            config["mcp_servers"] = serde_json::json!({FIXTURE_SERVER: {"url": fixture.url}});
+            // Beside any servers the scenario configures itself.
+            if !config["mcp_servers"].is_object() {
+                config["mcp_servers"] = serde_json::json!({});
+            }
+            config["mcp_servers"][FIXTURE_SERVER] = serde_json::json!({"url": fixture.url});
             (Some(fixture), Some(log))
         } else {
             (None, None)

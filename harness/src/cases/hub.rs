@@ -10,8 +10,31 @@ use crate::scenario::{Reach, Scenario, Serving, Setup};
 const MCP: Scenario =
     Scenario { name: "mcp-plain-shared", build: || Setup::mcp(None), serving: Serving::Shared(Reach::Configured) };
 
+/// The fixture beside three servers that cannot start: a command that does not exist, one that exits
+/// at once saying why, and a URL where nothing listens.
+const FAILING: Scenario = crate::scenario::own("failing-servers", || {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_or(9, |a| a.port());
+    let mut setup = Setup::mcp(None)
+        .scripts(vec![super::common::call("echo", &[("text", "still here")]), super::common::answer("done")]);
+    setup.config["mcp_servers"] = json!({
+        "gone": {"command": "/nonexistent/mediacheck-no-such-mcp-server"},
+        "quits": {"command": "sh", "args": ["-c", "echo cannot start: missing configuration >&2; exit 3"]},
+        "closed": {"url": format!("http://127.0.0.1:{closed}/mcp")},
+    });
+    setup
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "mcp.failed-servers-left-out-with-their-error",
+            "5.3",
+            Must,
+            FAILING,
+            "servers that cannot start are listed as failed with SPEC 5.3's error (could not start '<cmd>', the server stopped (exit code 3): <last stderr line>, could not reach <url>), offer no tools, and a chat still calls the fixture's tools",
+            failed_servers,
+            ["failed-servers-hidden"]
+        ),
         case!(
             "mcp.tools-offered-as-functions",
             "5.7",
@@ -155,4 +178,36 @@ async fn offered_as_functions(ctx: Ctx) -> CheckResult {
     by_hand["tools"] = json!(all);
     let by_hand = prompt_tokens(&complete(&ctx.http, &by_hand).await?)?;
     expect_eq("prompt tokens with an own fake__echo and MCP on vs. own + the others by hand", by_hand, mcp_and_own)
+}
+
+async fn failed_servers(ctx: Ctx) -> CheckResult {
+    let mut status = ctx.http.get("/mcp").send().await?.json()?;
+    for _ in 0..400 {
+        let settled = status["servers"].as_array().is_some_and(|servers| {
+            servers.len() == 4 && servers.iter().all(|s| s["status"] != "starting" && s["status"] != "idle")
+        });
+        if settled {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        status = ctx.http.get("/mcp").send().await?.json()?;
+    }
+    let servers = status["servers"].as_array().cloned().unwrap_or_default();
+    let server = |name: &str| servers.iter().find(|s| s["name"] == name).cloned().unwrap_or_default();
+    let closed = ctx.config()?["mcp_servers"]["closed"]["url"].as_str().unwrap_or_default().to_string();
+    for (name, starts) in [
+        ("gone", "could not start '/nonexistent/mediacheck-no-such-mcp-server': ".to_string()),
+        ("quits", "the server stopped (exit code 3): cannot start: missing configuration".to_string()),
+        ("closed", format!("could not reach {closed}: ")),
+    ] {
+        let entry = server(name);
+        expect_eq(&format!("{name}'s status"), &json!("failed"), &entry["status"])?;
+        let error = entry["error"].as_str().unwrap_or_default();
+        expect(error.starts_with(&starts), format!("{name}'s error starting {starts:?}"), entry.to_string())?;
+        expect_eq(&format!("{name}'s tools"), &json!([]), &entry["tools"])?;
+    }
+    expect_eq("the fixture's status", &json!("ready"), &server("fake")["status"])?;
+    let stream = super::common::stream(&ctx.http, super::common::opt_in()).await?;
+    let result = super::common::first_result(&stream)?;
+    expect_eq("the fixture's echo, beside the failed servers", (true, "still here"), (result.ok, result.text.as_str()))
 }
