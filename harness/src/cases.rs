@@ -9,6 +9,7 @@ mod hub;
 mod lifting;
 mod page;
 mod page_in_browser;
+mod process;
 mod references;
 mod result_text;
 mod tool_loop;
@@ -39,6 +40,7 @@ pub(crate) use case;
 pub fn all() -> Vec<Case> {
     [
         config::cases(),
+        process::cases(),
         auth::cases(),
         health::cases(),
         chat::cases(),

@@ -47,6 +47,25 @@ impl Ctx {
         serde_json::from_str(&text).map_err(|e| crate::case::broken(format!("{}: {e}", path.display())))
     }
 
+    /// Starts a server process of the case's own on `config` with `scripts` and `env` (see
+    /// [`crate::running`]); not run for a `url` target.
+    pub async fn start_running(
+        &self,
+        config: &serde_json::Value,
+        scripts: &[String],
+        env: &[(&str, &str)],
+    ) -> Result<crate::running::Running, CheckError> {
+        match &self.target {
+            Target::Url { .. } => {
+                Err(CheckError::NotRun("needs a server process of its own (use the embedded or spawn target)".into()))
+            }
+            target => target
+                .start_running(config, scripts, env)
+                .await
+                .map_err(|e| CheckError::Fail { expected: "the server starts".into(), actual: e.to_string() }),
+        }
+    }
+
     /// The fixture MCP server's log.
     pub fn fixture(&self) -> Result<&FixtureLog, CheckError> {
         self.fixture_log.as_ref().ok_or_else(|| CheckError::NotRun("the scenario has no fixture MCP server".into()))

@@ -9,7 +9,8 @@
 //!   and the small assertion helpers (a leaf).
 //! - [`cases`]: the cases, one file per SPEC section.
 //! - [`scenario`]: the server configurations cases need.
-//! - [`target`]: where servers come from — embedded, spawn, url; [`embedded`]: the reference server
+//! - [`target`]: where servers come from — embedded, spawn, url; [`running`]: a server process a case
+//!   starts, talks to and signals itself; [`embedded`]: the reference server
 //!   inside (the default `embedded` feature; without it, no reference-server code at all).
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
 //! - [`http`] / [`sse`] / [`events`]: the harness's own client, stream reader (raw paths,
@@ -39,6 +40,7 @@ pub mod http;
 pub mod load;
 pub mod report;
 pub mod runner;
+pub mod running;
 pub mod scenario;
 pub mod sse;
 pub mod target;

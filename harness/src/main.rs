@@ -127,6 +127,21 @@ enum Command {
         #[arg(default_value = "")]
         marker: String,
     },
+    /// Serve the fixture MCP server on stdin/stdout (what cases configure as a stdio MCP server).
+    FixtureMcp {
+        /// Tools per tools/list page (0: all on one page).
+        #[arg(long, default_value_t = 0)]
+        page: usize,
+        /// Append one JSON line per start, call and cancellation to this file.
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// Exit with code 3, saying why on stderr, while this file exists.
+        #[arg(long)]
+        crash_if_exists: Option<PathBuf>,
+        /// A word a case finds this process by (it only appears on the command line).
+        #[arg(long, default_value = "")]
+        marker: String,
+    },
     /// List the cases without running them.
     List {
         /// Also show which broken server variants each case is proven to fail against, and every SPEC
@@ -160,6 +175,28 @@ fn main() -> ExitCode {
                 print!("{}", Coverage::of(&all, SPEC, NOT_CHECKABLE).summary(clauses(SPEC).len()));
             }
             ExitCode::from(exit::PASSED)
+        }
+        Command::FixtureMcp { page, log, crash_if_exists, marker: _ } => {
+            if crash_if_exists.as_ref().is_some_and(|p| p.exists()) {
+                eprintln!("cannot start: the crash file is there");
+                return ExitCode::from(3);
+            }
+            let options = fixtures::mcp_server::FixtureOptions {
+                page_size: page,
+                log: log.map(fixtures::mcp_server::FixtureLog::to_file).unwrap_or_default(),
+                exits_on_die: true,
+                ..Default::default()
+            };
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return ExitCode::from(exit::USAGE);
+            };
+            match runtime.block_on(fixtures::mcp_server::serve_stdio(options)) {
+                Ok(()) => ExitCode::from(exit::PASSED),
+                Err(error) => {
+                    eprintln!("mediacheck fixture-mcp: {error}");
+                    ExitCode::from(exit::FAILED)
+                }
+            }
         }
         Command::HostileMcp { kind, marker } => {
             use clap::ValueEnum;

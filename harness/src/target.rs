@@ -157,6 +157,18 @@ impl Target {
         }
     }
 
+    /// The command template that starts this target's server as a process of its own.
+    pub(crate) fn process_template(&self) -> Result<String, ServerError> {
+        match self {
+            Target::Embedded { launcher: Some(exe) } => {
+                Ok(format!("{} serve-reference --config {{config}} --port {{port}} {{scripts}}", exe.display()))
+            }
+            Target::Embedded { launcher: None } => Err(ServerError::NoLauncher),
+            Target::Spawn { template } => Ok(template.clone()),
+            Target::Url { .. } => Err(ServerError::UrlTarget),
+        }
+    }
+
     /// Starts (or, for `url`, reuses) a server for `scenario`.
     pub async fn start(&self, scenario: &Scenario) -> Result<Instance, StartError> {
         let setup = (scenario.build)();
@@ -224,14 +236,7 @@ impl Target {
 
     /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.
     pub async fn launch_with(&self, file: ConfigFile, port: Option<u16>) -> Result<Launch, ServerError> {
-        let template = match self {
-            Target::Embedded { launcher: Some(exe) } => {
-                format!("{} serve-reference --config {{config}} --port {{port}}", exe.display())
-            }
-            Target::Embedded { launcher: None } => return Err(ServerError::NoLauncher),
-            Target::Spawn { template } => template.clone(),
-            Target::Url { .. } => return Err(ServerError::UrlTarget),
-        };
+        let template = self.process_template()?;
         let dir = tempfile::tempdir().map_err(io("no temp folder"))?;
         let path = dir.path().join("launch.json");
         match file {
@@ -243,7 +248,7 @@ impl Target {
             Some(port) => port,
             None => free_port()?,
         };
-        let mut child = spawn_server(&template, &path, port, &[], Stdio::piped())?;
+        let mut child = spawn_server(&template, &path, port, &[], Stdio::piped(), &[])?;
         let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or(ServerError::NoPipe("stdout"))?);
         let mut stderr_pipe = child.stderr.take().ok_or(ServerError::NoPipe("stderr"))?;
         let stderr_task = tokio::spawn(async move {
@@ -299,11 +304,13 @@ pub(crate) fn spawn_server(
     port: u16,
     scripts: &[String],
     stdout: Stdio,
+    env: &[(&str, &str)],
 ) -> Result<tokio::process::Child, ServerError> {
     let argv = expand(template, config, port, scripts)?;
     let (program, args) = argv.split_first().ok_or(ServerError::EmptyTemplate)?;
     tokio::process::Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdout(stdout)
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -324,7 +331,7 @@ impl Instance {
             }
             Target::Spawn { template } => {
                 let port = free_port()?;
-                let mut child = spawn_server(template, &path, port, &self.setup.scripts, Stdio::null())?;
+                let mut child = spawn_server(template, &path, port, &self.setup.scripts, Stdio::null(), &[])?;
                 let http = Http::new(&format!("http://127.0.0.1:{port}"), self.setup.api_key.clone());
                 wait_for_health(&http, &mut child).await?;
                 self.http = http;

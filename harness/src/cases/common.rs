@@ -109,6 +109,19 @@ pub async fn read_until(
     Ok((response, seen))
 }
 
+/// Reads an open response to its end (at most 30 s between frames); the text.
+pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
+    let mut seen = String::new();
+    while let Ok(Some(Ok(frame))) =
+        tokio::time::timeout(std::time::Duration::from_secs(30), response.body_mut().frame()).await
+    {
+        if let Some(data) = frame.data_ref() {
+            seen.push_str(&String::from_utf8_lossy(data));
+        }
+    }
+    seen
+}
+
 fn tail(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     chars[chars.len().saturating_sub(300)..].iter().collect()

@@ -1,0 +1,180 @@
+//! SPEC §1 and §5, what a whole server process does: its log at every level (1.12), how it stops on
+//! SIGTERM (1.9), and its MCP server processes and their process groups (5.5). Each case starts a
+//! server process of its own ([`crate::running`]) with stdio MCP servers run by `mediacheck`
+//! itself, each marked with a word the case finds its processes by.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::case;
+use super::common::opt_in;
+use crate::case::{Case, CheckResult, expect, expect_eq};
+use crate::context::Ctx;
+use crate::running::{alive_with, kill_all_with, mediacheck_exe, until_gone};
+use crate::scenario::LAUNCHES;
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "process.sigterm-stops-cleanly",
+            "1.9",
+            Must,
+            LAUNCHES,
+            "SIGTERM during a streamed answer: the stream ends, the server exits 0 and its stdio MCP server process is gone",
+            sigterm_stops_cleanly,
+            ["sigterm-abrupt"]
+        ),
+        case!(
+            "process.mcp-process-groups-reaped",
+            "5.5",
+            Must,
+            LAUNCHES,
+            "when a stdio MCP server's leader exits, the worker it left in its process group is killed at once; at shutdown every stdio server is stopped",
+            process_groups_reaped,
+            ["mcp-groups-escape"]
+        ),
+        case!(
+            "process.log-keeps-no-secrets",
+            "1.12",
+            Must,
+            LAUNCHES,
+            "with RUST_LOG=trace, a chat with MCP calls and a picture leaves no prompt, tool argument or result, picture, key or MCP server stderr in the log",
+            log_keeps_no_secrets,
+            ["logs-requests"]
+        ),
+    ]
+}
+
+/// A word no other process has, for one case's processes.
+fn marker(what: &str) -> String {
+    format!("mediacheck-{what}-{}-{}", std::process::id(), stamp())
+}
+
+/// The time in nanoseconds: a suffix that makes canaries and markers unique.
+fn stamp() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+}
+
+/// A stdio MCP server entry: `mediacheck fixture-mcp`, found by `marker`.
+fn fixture_server(marker: &str) -> Result<Value, crate::case::CheckError> {
+    let exe = mediacheck_exe()?;
+    Ok(json!({"command": exe, "args": ["fixture-mcp", "--marker", marker]}))
+}
+
+/// Waits until every server `GET /mcp` lists has settled; the answer.
+async fn settled_status(http: &crate::http::Http) -> Result<Value, crate::case::CheckError> {
+    let mut status = Value::Null;
+    for _ in 0..400 {
+        status = http.get("/mcp").send().await?.json()?;
+        let settled = status["servers"]
+            .as_array()
+            .is_some_and(|s| s.iter().all(|s| s["status"] != "starting" && s["status"] != "idle"));
+        if settled {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Ok(status)
+}
+
+async fn sigterm_stops_cleanly(ctx: Ctx) -> CheckResult {
+    let worker = marker("sigterm-worker");
+    let config = json!({"mcp_servers": {"worker": fixture_server(&worker)?},
+        "engine": {"delay_ms": 5}});
+    let mut server = ctx.start_running(&config, &["word ".repeat(3000)], &[]).await?;
+    let status = settled_status(&server.http).await?;
+    expect_eq("the stdio server's status", &json!("ready"), &status["servers"][0]["status"])?;
+    expect_eq("processes of the stdio server", 1, alive_with(&worker))?;
+    // A streamed answer is running when the signal comes.
+    let body = json!({"messages": [{"role": "user", "content": "talk"}], "stream": true});
+    let (response, seen) =
+        super::common::read_until(&server.http, body, |seen| seen.contains("\"content\":\"w")).await?;
+    expect(seen.contains("\"content\":\"w"), "the answer streaming", seen.clone())?;
+    let rest = tokio::spawn(super::common::read_rest(response));
+    let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
+    expect_eq("exit code after SIGTERM", Some(0), code)?;
+    let rest = tokio::time::timeout(Duration::from_secs(5), rest).await;
+    expect(rest.is_ok(), "the open stream ends (the connection finishes)", "it was still open 5 s after the exit")?;
+    expect_eq("stdio server processes 2 s after the exit", 0, until_gone(&worker, Duration::from_secs(2)).await)
+}
+
+async fn process_groups_reaped(ctx: Ctx) -> CheckResult {
+    let (worker, left_behind) = (marker("group-worker"), marker("group-left"));
+    let verdict = groups_reaped(&ctx, &worker, &left_behind).await;
+    // What a server that failed this leaves behind (a sleeper for 10 minutes) goes now.
+    kill_all_with(&worker);
+    kill_all_with(&left_behind);
+    verdict
+}
+
+async fn groups_reaped(ctx: &Ctx, worker: &str, left_behind: &str) -> CheckResult {
+    let exe = mediacheck_exe()?;
+    // `hostile-mcp grandchild` starts a sleeper in its own process group and exits after tools/list.
+    let config = json!({"mcp_servers": {
+        "worker": fixture_server(worker)?,
+        "leaver": {"command": exe, "args": ["hostile-mcp", "grandchild", left_behind]},
+    }});
+    let mut server = ctx.start_running(&config, &[], &[]).await?;
+    settled_status(&server.http).await?;
+    expect_eq(
+        "processes left in the exited leader's group 3 s after tools/list",
+        0,
+        until_gone(left_behind, Duration::from_secs(3)).await,
+    )?;
+    expect_eq("processes of the running stdio server", 1, alive_with(worker))?;
+    let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
+    expect_eq("exit code after SIGTERM", Some(0), code)?;
+    expect_eq("stdio server processes 2 s after the exit", 0, until_gone(worker, Duration::from_secs(2)).await)
+}
+
+async fn log_keeps_no_secrets(ctx: Ctx) -> CheckResult {
+    let exe = mediacheck_exe()?;
+    let stamp = stamp();
+    let key = format!("log-key-{stamp}");
+    let argument = format!("log-argument-{stamp}");
+    let prompt = format!("log-prompt-{stamp}");
+    let stderr_line = format!("log-stderr-{stamp}");
+    let noisy = format!("echo {stderr_line} >&2; exec '{}' fixture-mcp", exe.display());
+    let config = json!({
+        "api_key": key,
+        "mcp": {"image_results": true},
+        "mcp_servers": {"fake": {"command": "sh", "args": ["-c", noisy]}},
+    });
+    let calls: [(&str, &[(&str, &str)]); 2] =
+        [("fake__echo", &[("text", argument.as_str())]), ("fake__picture", &[("width", "64"), ("height", "48")])];
+    let scripts = [fixtures::scripts::calls_script(&calls), super::common::answer("done")];
+    let mut server = ctx.start_running(&config, &scripts, &[("RUST_LOG", "trace")]).await?;
+    settled_status(&server.http).await?;
+    let mut body = opt_in();
+    body["messages"] = json!([{"role": "user", "content": prompt}]);
+    let stream = super::common::stream(&server.http, body).await?;
+    let results = stream.results()?;
+    expect(results.len() == 2 && results.iter().all(|r| r.ok), "both calls answered", format!("{results:?}"))?;
+    let picture =
+        super::common::fetch(&server.http, &results[1].media.first().map(|m| m.url.clone()).unwrap_or_default())
+            .await?;
+    expect_eq("the picture's status", 200, picture.status)?;
+    let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &picture.body);
+    let picture_part: String = encoded.chars().skip(40).take(48).collect();
+    let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
+    expect_eq("exit code after SIGTERM", Some(0), code)?;
+    let log = server.stderr();
+    for (what, secret) in [
+        ("the key", key.as_str()),
+        ("the prompt", prompt.as_str()),
+        ("the tool's argument and result", argument.as_str()),
+        ("the picture's base64", picture_part.as_str()),
+        ("the MCP server's stderr", stderr_line.as_str()),
+    ] {
+        if log.contains(secret) {
+            let line = log.lines().find(|l| l.contains(secret)).unwrap_or_default();
+            let shown: String = line.chars().take(300).collect();
+            return Err(crate::case::CheckError::Fail {
+                expected: format!("a log without {what} at RUST_LOG=trace"),
+                actual: format!("{} bytes of log; this line holds {what}: {shown}", log.len()),
+            });
+        }
+    }
+    Ok(())
+}
