@@ -93,6 +93,15 @@ pub fn cases() -> Vec<Case> {
             ["bind-panics"]
         ),
         case!(
+            "config.server-entries-refused",
+            "1.6",
+            Must,
+            LAUNCHES,
+            "a server entry that is not an object, has neither command nor url, has args that are not a list of strings, headers that are not strings, or \"type\": \"sse\" stops startup with one line naming the entry, exit 2",
+            server_entries_refused,
+            ["server-entries-lenient"]
+        ),
+        case!(
             "config.api-key.rejects-empty",
             "1.7",
             Must,
@@ -262,4 +271,31 @@ async fn address_in_use(ctx: Ctx) -> CheckResult {
     expect_eq("exit code with the port taken", Some(1), launch.code)?;
     expect(lines.len() == 1, "exactly one line on stderr", format!("{} lines: {lines:?}", lines.len()))?;
     expect(launch.first_line.is_empty(), "no ready line on stdout", launch.first_line.clone())
+}
+
+async fn server_entries_refused(ctx: Ctx) -> CheckResult {
+    let rows = [
+        ("not an object", json!({"mcp_servers": {"x": 5}}), "mcp_servers.x"),
+        ("neither command nor url", json!({"mcp_servers": {"x": {}}}), "mcp_servers.x"),
+        ("args a string", json!({"mcp_servers": {"x": {"command": "c", "args": "a b"}}}), "mcp_servers.x"),
+        ("args not strings", json!({"mcpServers": {"x": {"command": "c", "args": [1]}}}), "mcpServers.x"),
+        (
+            "headers not strings",
+            json!({"mcp_servers": {"x": {"url": "http://127.0.0.1:9/mcp", "headers": {"A": 1}}}}),
+            "mcp_servers.x",
+        ),
+        ("type sse", json!({"mcp_servers": {"x": {"url": "http://127.0.0.1:9/mcp", "type": "sse"}}}), "mcp_servers.x"),
+    ];
+    for (what, config, entry) in rows {
+        let launch = ctx.launch(&config).await?;
+        let lines: Vec<&str> = launch.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        expect_eq(&format!("exit code for an entry with {what}"), Some(2), launch.code)?;
+        expect(lines.len() == 1, format!("one line for an entry with {what}"), format!("{lines:?}"))?;
+        expect(
+            lines[0].contains(entry),
+            format!("a line naming {entry} for an entry with {what}"),
+            lines[0].to_string(),
+        )?;
+    }
+    Ok(())
 }

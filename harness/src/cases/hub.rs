@@ -24,8 +24,33 @@ const FAILING: Scenario = crate::scenario::own("failing-servers", || {
     setup
 });
 
+/// Servers named in both `mcp_servers` and `mcpServers`: the later source's entry wins, and
+/// `"disabled": true` there takes the earlier one out.
+const TWO_SOURCES: Scenario = crate::scenario::own("two-server-sources", || {
+    let mut setup = Setup::mcp(None);
+    setup.config["mcp_servers"] = json!({
+        "twice": {"command": "/nonexistent/mediacheck-from-mcp_servers"},
+        "dropped": {"command": "/nonexistent/mediacheck-dropped"},
+    });
+    setup.config["mcpServers"] = json!({
+        "twice": {"command": "/nonexistent/mediacheck-from-mcpServers"},
+        "dropped": {"command": "/nonexistent/mediacheck-dropped", "disabled": true},
+        "second": {"command": "/nonexistent/mediacheck-second"},
+    });
+    setup
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "mcp.servers-from-both-keys",
+            "1.6",
+            Must,
+            TWO_SOURCES,
+            "servers come from mcp_servers then mcpServers: a name in both takes the later entry, \"disabled\": true removes it, and each source's own names are kept",
+            servers_from_both_keys,
+            ["mcpservers-ignored"]
+        ),
         case!(
             "mcp.failed-servers-left-out-with-their-error",
             "5.3",
@@ -210,4 +235,29 @@ async fn failed_servers(ctx: Ctx) -> CheckResult {
     let stream = super::common::stream(&ctx.http, super::common::opt_in()).await?;
     let result = super::common::first_result(&stream)?;
     expect_eq("the fixture's echo, beside the failed servers", (true, "still here"), (result.ok, result.text.as_str()))
+}
+
+async fn servers_from_both_keys(ctx: Ctx) -> CheckResult {
+    let mut status = ctx.http.get("/mcp").send().await?.json()?;
+    for _ in 0..400 {
+        if status["servers"]
+            .as_array()
+            .is_some_and(|s| s.iter().all(|s| s["status"] != "starting" && s["status"] != "idle"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        status = ctx.http.get("/mcp").send().await?.json()?;
+    }
+    let servers = status["servers"].as_array().cloned().unwrap_or_default();
+    let mut names: Vec<&str> = servers.iter().filter_map(|s| s["name"].as_str()).collect();
+    names.sort_unstable();
+    expect_eq("the servers listed", vec!["fake", "second", "twice"], names)?;
+    let twice = servers.iter().find(|s| s["name"] == "twice").cloned().unwrap_or_default();
+    let error = twice["error"].as_str().unwrap_or_default();
+    expect(
+        error.contains("/nonexistent/mediacheck-from-mcpServers"),
+        "twice started from its mcpServers entry (the later source)",
+        twice.to_string(),
+    )
 }
