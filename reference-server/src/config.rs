@@ -98,6 +98,10 @@ pub struct McpSettings {
     pub max_pictures_per_result: usize,
     /// The largest picture taken, in base64 characters (SPEC 8.4; default 24,000,000).
     pub max_picture_chars: usize,
+    /// `tools/list` pages read per server (SPEC 5.2; default 100).
+    pub max_tool_pages: usize,
+    /// Tools kept per server (SPEC 5.2; default 1000).
+    pub max_tools_per_server: usize,
 }
 
 impl McpSettings {
@@ -111,6 +115,8 @@ impl McpSettings {
             image_results: false,
             max_pictures_per_result: crate::media::parts::MAX_PICTURES_PER_CALL,
             max_picture_chars: crate::media::parts::MAX_PICTURE_BASE64,
+            max_tool_pages: crate::mcp::connection::MAX_TOOL_PAGES,
+            max_tools_per_server: crate::mcp::connection::MAX_TOOLS_PER_SERVER,
         }
     }
 }
@@ -386,6 +392,10 @@ fn mcp_settings_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Resul
             }
             "max_picture_chars" => {
                 mcp.max_picture_chars = values::positive_integer(&path, value)?.min(1 << 32) as usize;
+            }
+            "max_tool_pages" => mcp.max_tool_pages = values::positive_integer(&path, value)?.min(1 << 20) as usize,
+            "max_tools_per_server" => {
+                mcp.max_tools_per_server = values::positive_integer(&path, value)?.min(1 << 24) as usize;
             }
             _ => warnings.push(format!("config {path}={}: unknown key, ignored", values::show(value))),
         }

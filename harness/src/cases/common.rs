@@ -140,3 +140,26 @@ pub async fn status_until(http: &Http, seconds: u64, wanted: impl Fn(&Value) -> 
     }
     expect(false, "the status to change in time", format!("last status: {last}"))
 }
+
+/// `GET /mcp` once no server is starting (every one ready, stopped or failed), waiting at most
+/// `seconds`; a failure when some server is still starting then, or `/mcp` does not answer.
+pub async fn settled_mcp_status(http: &Http, seconds: u64) -> Result<Value, CheckError> {
+    let settled = tokio::time::timeout(std::time::Duration::from_secs(seconds), async {
+        loop {
+            let status = http.get("/mcp").send().await?.json()?;
+            let servers = status["servers"].as_array().cloned().unwrap_or_default();
+            if servers.iter().all(|s| s["status"] != "starting" && s["status"] != "idle") {
+                return Ok::<Value, CheckError>(status);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+    })
+    .await;
+    match settled {
+        Ok(status) => status,
+        Err(_) => Err(CheckError::Fail {
+            expected: format!("every MCP server ready or failed within {seconds} s"),
+            actual: "GET /mcp still showed a server starting, or did not answer".into(),
+        }),
+    }
+}

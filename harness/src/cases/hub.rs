@@ -40,8 +40,34 @@ const TWO_SOURCES: Scenario = crate::scenario::own("two-server-sources", || {
     setup
 });
 
+/// Stdio servers whose `tools/list` tests the reader: three pages, 100,000 tools, pages for ever,
+/// a tool with an empty name, -32601, and one that answers only after `notifications/initialized`.
+const LISTING: Scenario = crate::scenario::own("tool-listing", || {
+    let exe = crate::running::mediacheck_exe().map_or_else(|_| "mediacheck".to_string(), |p| p.display().to_string());
+    let hostile = |how: &str| json!({"command": exe, "args": ["hostile-mcp", how]});
+    let mut setup = Setup::mcp(None);
+    setup.config["mcp_servers"] = json!({
+        "paged": {"command": exe, "args": ["fixture-mcp", "--page", "3"]},
+        "many": hostile("many-tools"),
+        "forever": hostile("small-pages-forever"),
+        "nameless": hostile("nameless-tool"),
+        "nolist": hostile("no-tools-list"),
+        "strict": hostile("needs-initialized"),
+    });
+    setup
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "mcp.tools-list-read-within-caps",
+            "5.2",
+            Must,
+            LISTING,
+            "every page of tools/list is read (3 per page), at most 100 pages (500 tools of a list that never ends) and 1000 tools (of 100,000); a tool with an empty name is dropped; -32601 is a server without tools; tools/list comes after notifications/initialized",
+            tools_list_within_caps,
+            ["tool-caps-off"]
+        ),
         case!(
             "mcp.servers-from-both-keys",
             "1.6",
@@ -100,14 +126,7 @@ pub fn cases() -> Vec<Case> {
 }
 
 async fn mcp_status(ctx: &Ctx) -> Result<Value, crate::case::CheckError> {
-    for _ in 0..200 {
-        let status = ctx.http.get("/mcp").send().await?.json()?;
-        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
-            return Ok(status);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    ctx.http.get("/mcp").send().await?.json()
+    super::common::settled_mcp_status(&ctx.http, 20).await
 }
 
 async fn status_shape(ctx: Ctx) -> CheckResult {
@@ -206,17 +225,7 @@ async fn offered_as_functions(ctx: Ctx) -> CheckResult {
 }
 
 async fn failed_servers(ctx: Ctx) -> CheckResult {
-    let mut status = ctx.http.get("/mcp").send().await?.json()?;
-    for _ in 0..400 {
-        let settled = status["servers"].as_array().is_some_and(|servers| {
-            servers.len() == 4 && servers.iter().all(|s| s["status"] != "starting" && s["status"] != "idle")
-        });
-        if settled {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        status = ctx.http.get("/mcp").send().await?.json()?;
-    }
+    let status = super::common::settled_mcp_status(&ctx.http, 20).await?;
     let servers = status["servers"].as_array().cloned().unwrap_or_default();
     let server = |name: &str| servers.iter().find(|s| s["name"] == name).cloned().unwrap_or_default();
     let closed = ctx.config()?["mcp_servers"]["closed"]["url"].as_str().unwrap_or_default().to_string();
@@ -238,17 +247,7 @@ async fn failed_servers(ctx: Ctx) -> CheckResult {
 }
 
 async fn servers_from_both_keys(ctx: Ctx) -> CheckResult {
-    let mut status = ctx.http.get("/mcp").send().await?.json()?;
-    for _ in 0..400 {
-        if status["servers"]
-            .as_array()
-            .is_some_and(|s| s.iter().all(|s| s["status"] != "starting" && s["status"] != "idle"))
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        status = ctx.http.get("/mcp").send().await?.json()?;
-    }
+    let status = super::common::settled_mcp_status(&ctx.http, 20).await?;
     let servers = status["servers"].as_array().cloned().unwrap_or_default();
     let mut names: Vec<&str> = servers.iter().filter_map(|s| s["name"].as_str()).collect();
     names.sort_unstable();
@@ -260,4 +259,21 @@ async fn servers_from_both_keys(ctx: Ctx) -> CheckResult {
         "twice started from its mcpServers entry (the later source)",
         twice.to_string(),
     )
+}
+
+async fn tools_list_within_caps(ctx: Ctx) -> CheckResult {
+    // Capped, every list is read in well under a second; 20 s is room for a slow machine.
+    let status = super::common::settled_mcp_status(&ctx.http, 20).await?;
+    let servers = status["servers"].as_array().cloned().unwrap_or_default();
+    let catalogue = fixtures::tools::catalogue().len();
+    for (name, tools) in
+        [("paged", catalogue), ("many", 1000), ("forever", 500), ("nameless", 1), ("nolist", 0), ("strict", 1)]
+    {
+        let server = servers.iter().find(|s| s["name"] == name).cloned().unwrap_or_default();
+        expect_eq(&format!("{name}'s status"), &json!("ready"), &server["status"])?;
+        let listed = server["tools"].as_array().map_or(0, Vec::len);
+        expect_eq(&format!("tools {name} offers"), tools, listed)?;
+    }
+    let nameless = servers.iter().find(|s| s["name"] == "nameless").map(|s| s["tools"][0]["name"].clone());
+    expect_eq("the named tool of nameless", Some(json!("nameless__call")), nameless)
 }

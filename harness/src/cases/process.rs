@@ -62,28 +62,12 @@ fn fixture_server(marker: &str) -> Result<Value, crate::case::CheckError> {
     Ok(json!({"command": exe, "args": ["fixture-mcp", "--marker", marker]}))
 }
 
-/// Waits until every server `GET /mcp` lists has settled; the answer.
-async fn settled_status(http: &crate::http::Http) -> Result<Value, crate::case::CheckError> {
-    let mut status = Value::Null;
-    for _ in 0..400 {
-        status = http.get("/mcp").send().await?.json()?;
-        let settled = status["servers"]
-            .as_array()
-            .is_some_and(|s| s.iter().all(|s| s["status"] != "starting" && s["status"] != "idle"));
-        if settled {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    Ok(status)
-}
-
 async fn sigterm_stops_cleanly(ctx: Ctx) -> CheckResult {
     let worker = marker("sigterm-worker");
     let config = json!({"mcp_servers": {"worker": fixture_server(&worker)?},
         "engine": {"delay_ms": 5}});
     let mut server = ctx.start_running(&config, &["word ".repeat(3000)], &[]).await?;
-    let status = settled_status(&server.http).await?;
+    let status = super::common::settled_mcp_status(&server.http, 20).await?;
     expect_eq("the stdio server's status", &json!("ready"), &status["servers"][0]["status"])?;
     expect_eq("processes of the stdio server", 1, alive_with(&worker))?;
     // A streamed answer is running when the signal comes.
@@ -116,7 +100,7 @@ async fn groups_reaped(ctx: &Ctx, worker: &str, left_behind: &str) -> CheckResul
         "leaver": {"command": exe, "args": ["hostile-mcp", "grandchild", left_behind]},
     }});
     let mut server = ctx.start_running(&config, &[], &[]).await?;
-    settled_status(&server.http).await?;
+    super::common::settled_mcp_status(&server.http, 20).await?;
     expect_eq(
         "processes left in the exited leader's group 3 s after tools/list",
         0,
@@ -145,7 +129,7 @@ async fn log_keeps_no_secrets(ctx: Ctx) -> CheckResult {
         [("fake__echo", &[("text", argument.as_str())]), ("fake__picture", &[("width", "64"), ("height", "48")])];
     let scripts = [fixtures::scripts::calls_script(&calls), super::common::answer("done")];
     let mut server = ctx.start_running(&config, &scripts, &[("RUST_LOG", "trace")]).await?;
-    settled_status(&server.http).await?;
+    super::common::settled_mcp_status(&server.http, 20).await?;
     let mut body = opt_in();
     body["messages"] = json!([{"role": "user", "content": prompt}]);
     let stream = super::common::stream(&server.http, body).await?;

@@ -22,7 +22,7 @@ use crate::config::{McpServerSpec, McpTransportSpec};
 pub const MAX_STDIO_LINE: usize = 112 << 20;
 /// The most `tools/list` pages read from one server (as Strata).
 pub const MAX_TOOL_PAGES: usize = 100;
-/// The most tools kept from one server.
+/// The most tools kept from one server, by default (`mcp.max_tools_per_server`).
 pub const MAX_TOOLS_PER_SERVER: usize = 1000;
 /// The bytes kept of one stderr line (the rest of a longer line is dropped).
 const STDERR_LINE_BYTES: usize = 4096;
@@ -132,6 +132,7 @@ pub enum ConnectError {
 pub async fn connect(
     spec: &McpServerSpec,
     start_timeout: Duration,
+    limits: ListLimits,
 ) -> Result<(Connection, ServerInfo, Vec<Tool>), ConnectError> {
     let client = ClientConfig::new(
         ClientCapabilities::default(),
@@ -194,7 +195,7 @@ pub async fn connect(
         })
         .unwrap_or_default();
     let connection = Connection { service, process };
-    let tools = match tokio::time::timeout(start_timeout, list_tools_capped(&connection)).await {
+    let tools = match tokio::time::timeout(start_timeout, list_tools_capped(&connection, limits)).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(rmcp::ServiceError::McpError(e))) if e.code.0 == -32601 => Vec::new(),
         Ok(Err(error)) => {
@@ -214,31 +215,45 @@ pub async fn connect(
     Ok((connection, info, tools.into_iter().filter(|t| !t.name.is_empty()).collect()))
 }
 
-/// `tools/list`, page by page, at most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS_PER_SERVER`] tools: a
-/// server that pages forever or lists a hundred thousand tools is cut off there, with a warning.
-async fn list_tools_capped(connection: &Connection) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
+/// How much of a server's `tools/list` is read (SPEC 5.2; `mcp.max_tool_pages`,
+/// `mcp.max_tools_per_server`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListLimits {
+    /// Pages read at most.
+    pub pages: usize,
+    /// Tools kept at most.
+    pub tools: usize,
+}
+
+/// `tools/list`, page by page, at most `limits.pages` pages and `limits.tools` tools: a server that
+/// pages forever or lists a hundred thousand tools is cut off there, with a warning.
+async fn list_tools_capped(
+    connection: &Connection,
+    limits: ListLimits,
+) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
     let peer = connection.service.peer();
     let mut tools = Vec::new();
     let mut cursor = None;
-    for _ in 0..MAX_TOOL_PAGES {
+    for _ in 0..limits.pages {
         let params = cursor.take().map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
         let page = peer.list_tools(params).await?;
         tools.extend(page.tools);
-        if tools.len() >= MAX_TOOLS_PER_SERVER {
+        let next = page.next_cursor.filter(|next| !next.is_empty());
+        if tools.len() > limits.tools || (tools.len() == limits.tools && next.is_some()) {
             tracing::warn!(
-                limit = MAX_TOOLS_PER_SERVER,
+                limit = limits.tools,
                 "an MCP server lists more tools than the limit; the rest are left out"
             );
-            tools.truncate(MAX_TOOLS_PER_SERVER);
+            tools.truncate(limits.tools);
             return Ok(tools);
         }
-        match page.next_cursor {
-            Some(next) if !next.is_empty() => cursor = Some(next),
-            _ => return Ok(tools),
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
         }
     }
     tracing::warn!(
-        pages = MAX_TOOL_PAGES,
+        pages = limits.pages,
         "an MCP server's tools/list did not end; the pages after the limit are left out"
     );
     Ok(tools)

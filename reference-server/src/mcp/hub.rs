@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::connection::{Connection, ServerInfo, connect, seconds};
+use super::connection::{Connection, ListLimits, ServerInfo, connect, seconds};
 use super::naming;
 use crate::config::{McpServerSpec, McpSettings, McpTransportSpec};
 use crate::messages::ToolSpec;
@@ -185,7 +185,8 @@ impl Hub {
         }
         self.set_status(index, Status::Starting);
         let timeout = Duration::from_secs_f64(self.settings.start_timeout_s);
-        let outcome = connect(&slot.spec, timeout).await;
+        let limits = ListLimits { pages: self.settings.max_tool_pages, tools: self.settings.max_tools_per_server };
+        let outcome = connect(&slot.spec, timeout, limits).await;
         let result = {
             let mut state = self.lock(index);
             match outcome {
