@@ -135,7 +135,7 @@ enum Command {
         /// Append one JSON line per start, call and cancellation to this file.
         #[arg(long)]
         log: Option<PathBuf>,
-        /// Exit with code 3, saying why on stderr, while this file exists.
+        /// Exit with code 3, saying why on stderr (and logging `{"crashed": pid}`), while this file exists.
         #[arg(long)]
         crash_if_exists: Option<PathBuf>,
         /// A word a case finds this process by (it only appears on the command line).
@@ -177,16 +177,14 @@ fn main() -> ExitCode {
             ExitCode::from(exit::PASSED)
         }
         Command::FixtureMcp { page, log, crash_if_exists, marker: _ } => {
+            let log = log.map(fixtures::mcp_server::FixtureLog::to_file).unwrap_or_default();
             if crash_if_exists.as_ref().is_some_and(|p| p.exists()) {
+                log.push(serde_json::json!({"crashed": std::process::id()}));
                 eprintln!("cannot start: the crash file is there");
                 return ExitCode::from(3);
             }
-            let options = fixtures::mcp_server::FixtureOptions {
-                page_size: page,
-                log: log.map(fixtures::mcp_server::FixtureLog::to_file).unwrap_or_default(),
-                exits_on_die: true,
-                ..Default::default()
-            };
+            let options =
+                fixtures::mcp_server::FixtureOptions { page_size: page, log, exits_on_die: true, ..Default::default() };
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                 return ExitCode::from(exit::USAGE);
             };

@@ -102,6 +102,8 @@ pub struct McpSettings {
     pub max_tool_pages: usize,
     /// Tools kept per server (SPEC 5.2; default 1000).
     pub max_tools_per_server: usize,
+    /// Seconds a server whose start failed is left alone before a call tries again (SPEC 5.4; default 10).
+    pub retry_failed_s: f64,
 }
 
 impl McpSettings {
@@ -117,6 +119,7 @@ impl McpSettings {
             max_picture_chars: crate::media::parts::MAX_PICTURE_BASE64,
             max_tool_pages: crate::mcp::connection::MAX_TOOL_PAGES,
             max_tools_per_server: crate::mcp::connection::MAX_TOOLS_PER_SERVER,
+            retry_failed_s: 10.0,
         }
     }
 }
@@ -384,6 +387,7 @@ fn mcp_settings_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Resul
         match key.as_str() {
             "timeout_s" => mcp.timeout_s = values::seconds(&path, value)?,
             "start_timeout_s" => mcp.start_timeout_s = values::seconds(&path, value)?,
+            "retry_failed_s" => mcp.retry_failed_s = values::seconds(&path, value)?,
             "max_result_chars" => mcp.max_result_chars = values::positive_integer(&path, value)? as usize,
             "max_rounds" => mcp.max_rounds = values::positive_integer(&path, value)?.min(1000) as usize,
             "image_results" => mcp.image_results = values::boolean(&path, value)?,

@@ -57,8 +57,41 @@ const LISTING: Scenario = crate::scenario::own("tool-listing", || {
     setup
 });
 
+/// A stdio fixture server that can be stopped (`die`) and kept from starting again (a crash file).
+const RESTARTS: Scenario = crate::scenario::own("restarts", || {
+    let exe = crate::running::mediacheck_exe().map_or_else(|_| "mediacheck".to_string(), |p| p.display().to_string());
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("mediacheck-restarts-{}-{stamp}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let (crash, log) = (dir.join("crash"), dir.join("log.jsonl"));
+    let call = |tool: &str, args: &[(&str, &str)]| fixtures::scripts::call_script(&format!("flaky__{tool}"), args);
+    let answer = super::common::answer("done");
+    let mut setup = Setup::plain().scripts(vec![
+        call("die", &[]),
+        answer.clone(),
+        call("echo", &[("text", "second")]),
+        answer.clone(),
+        call("echo", &[("text", "third")]),
+        answer.clone(),
+        call("echo", &[("text", "fourth")]),
+        answer,
+    ]);
+    setup.config["mcp_servers"] = json!({"flaky": {"command": exe, "args": [
+        "fixture-mcp", "--crash-if-exists", crash, "--log", log]}});
+    setup
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "mcp.stopped-server-restarts-and-waits-after-a-failure",
+            "5.4",
+            Must,
+            RESTARTS,
+            "a stdio server that stopped keeps its tools and starts again on its next call; when that start fails the call says so, the server stays stopped, a call within 10 s fails without trying, and one after 10 s starts it",
+            restarts,
+            ["retry-at-once"]
+        ),
         case!(
             "mcp.tools-list-read-within-caps",
             "5.2",
@@ -276,4 +309,72 @@ async fn tools_list_within_caps(ctx: Ctx) -> CheckResult {
     }
     let nameless = servers.iter().find(|s| s["name"] == "nameless").map(|s| s["tools"][0]["name"].clone());
     expect_eq("the named tool of nameless", Some(json!("nameless__call")), nameless)
+}
+
+async fn restarts(ctx: Ctx) -> CheckResult {
+    let args = ctx.config()?["mcp_servers"]["flaky"]["args"].clone();
+    let path_after = |flag: &str| -> std::path::PathBuf {
+        let at = args.as_array().and_then(|a| a.iter().position(|v| v == flag)).map_or(0, |i| i + 1);
+        std::path::PathBuf::from(args[at].as_str().unwrap_or_default())
+    };
+    let (crash, log) = (path_after("--crash-if-exists"), path_after("--log"));
+    let verdict = restarts_with(&ctx, &crash, &log).await;
+    if let Some(dir) = crash.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    verdict
+}
+
+/// How many log lines of `kind` (`started`, `crashed`) the flaky server wrote.
+fn logged(log: &std::path::Path, kind: &str) -> usize {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| l.contains(&format!("\"{kind}\""))).count()
+}
+
+async fn restarts_with(ctx: &Ctx, crash: &std::path::Path, log: &std::path::Path) -> CheckResult {
+    use super::common::{first_result, opt_in, settled_mcp_status, stream};
+    let flaky = |status: &Value| status["servers"].as_array().and_then(|s| s.first()).cloned().unwrap_or_default();
+    settled_mcp_status(&ctx.http, 20).await?;
+    // 1. The server stops itself.
+    let died = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect(!died.ok, "the die call's result is an error", died.text.clone())?;
+    let status = ctx.http.get("/mcp").send().await?.json()?;
+    expect_eq("the server's status after it stopped", &json!("stopped"), &flaky(&status)["status"])?;
+    expect(
+        flaky(&status)["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "its tools still offered",
+        status.to_string(),
+    )?;
+    // 2. Its next call starts it again, and that start fails.
+    std::fs::write(crash, b"").map_err(|e| crate::case::broken(e.to_string()))?;
+    let second = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    let failed_at = std::time::Instant::now();
+    expect(
+        !second.ok && second.text.starts_with("error: the server could not be started again: "),
+        "the call's result: error: the server could not be started again: …",
+        second.text.clone(),
+    )?;
+    expect_eq("starts tried (crashed) after the second call", 1, logged(log, "crashed"))?;
+    let status = ctx.http.get("/mcp").send().await?.json()?;
+    expect_eq("the server's status after the failed start", &json!("stopped"), &flaky(&status)["status"])?;
+    expect(
+        flaky(&status)["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "its tools still offered",
+        status.to_string(),
+    )?;
+    expect(flaky(&status)["error"].as_str().is_some_and(|e| !e.is_empty()), "its error shown", status.to_string())?;
+    // 3. A call within 10 s does not try.
+    let third = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect(
+        !third.ok && third.text.starts_with("error: the server is not running ("),
+        "the call's result within 10 s: error: the server is not running (…)",
+        third.text.clone(),
+    )?;
+    expect_eq("starts tried after the third call", 1, logged(log, "crashed"))?;
+    // 4. After 10 s a call starts it.
+    std::fs::remove_file(crash).map_err(|e| crate::case::broken(e.to_string()))?;
+    let wait = std::time::Duration::from_millis(10_300).saturating_sub(failed_at.elapsed());
+    tokio::time::sleep(wait).await;
+    let fourth = first_result(&stream(&ctx.http, opt_in()).await?)?;
+    expect_eq("the call after 10 s", (true, "fourth"), (fourth.ok, fourth.text.as_str()))?;
+    expect_eq("starts that succeeded (the first and the last)", 2, logged(log, "started"))
 }

@@ -15,9 +15,6 @@ use super::naming;
 use crate::config::{McpServerSpec, McpSettings, McpTransportSpec};
 use crate::messages::ToolSpec;
 
-/// How long a server that failed to start is left alone before a call tries it again (strata-wire C-G5).
-const RETRY_FAILED_AFTER: Duration = Duration::from_secs(10);
-
 /// A server's lifecycle (strata-wire C-G5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -183,6 +180,8 @@ impl Hub {
         if let Some(connection) = self.live_connection(index) {
             return Ok(connection);
         }
+        // A restart keeps the server stopped (its tools offered) when it fails (SPEC 5.4).
+        let restarting = self.lock(index).status == Status::Stopped;
         self.set_status(index, Status::Starting);
         let timeout = Duration::from_secs_f64(self.settings.start_timeout_s);
         let limits = ListLimits { pages: self.settings.max_tool_pages, tools: self.settings.max_tools_per_server };
@@ -196,6 +195,7 @@ impl Hub {
                     let connection = Arc::new(connection);
                     state.status = Status::Ready;
                     state.error = None;
+                    state.failed_at = None;
                     state.info = Some(info);
                     state.tools = tools;
                     state.connection = Some(Arc::clone(&connection));
@@ -204,7 +204,7 @@ impl Hub {
                 Err(error) => {
                     let error = error.to_string();
                     tracing::warn!(server = %slot.spec.name, %error, "MCP server did not start; its tools are left out and the chat works without them");
-                    state.status = Status::Failed;
+                    state.status = if restarting { Status::Stopped } else { Status::Failed };
                     state.error = Some(error.clone());
                     state.failed_at = Some(Instant::now());
                     state.connection = None;
@@ -329,7 +329,8 @@ impl Hub {
             let state = self.lock(index);
             (state.status, state.error.clone(), state.failed_at)
         };
-        if status == Status::Failed && failed_at.is_some_and(|t| t.elapsed() < RETRY_FAILED_AFTER) {
+        let retry_after = Duration::from_secs_f64(self.settings.retry_failed_s);
+        if failed_at.is_some_and(|t| t.elapsed() < retry_after) {
             return Err(format!("the server is not running ({})", error.unwrap_or_default()));
         }
         let hub = Arc::clone(self);
