@@ -10,8 +10,54 @@ use crate::scenario::{BASIC, KEYED, Setup, own};
 
 const OWN_PAGE: crate::scenario::Scenario = own("mcp-plain", || Setup::mcp(None));
 
+/// No key; a host name and an origin the configuration lets in.
+const CONFIGURED: crate::scenario::Scenario = own("configured-hosts", || {
+    let mut setup = Setup::plain();
+    setup.config["allowed_hosts"] = json!(["myapp.test"]);
+    setup.config["trusted_origins"] = json!(["https://trusted.example"]);
+    setup
+});
+
+/// The key a Latin-1 keyboard types: `clé-sécrète-mediacheck`.
+const LATIN1_KEY: &str = "cl\u{e9}-s\u{e9}cr\u{e8}te-mediacheck";
+
+/// A key with letters outside ASCII (inside Latin-1).
+const NON_ASCII_KEY: crate::scenario::Scenario = own("latin1-key", || {
+    let mut setup = Setup::plain();
+    setup.config["api_key"] = json!(LATIN1_KEY);
+    setup.api_key = Some(LATIN1_KEY.into());
+    setup
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "auth.non-ascii-key-in-utf8-and-latin1",
+            "2.2",
+            Must,
+            NON_ASCII_KEY,
+            "a key with é and è matches sent as UTF-8 or as Latin-1, in either header; the same key with one letter changed, without accents, or half in each encoding is 401",
+            non_ascii_key,
+            ["latin1-keys-refused"]
+        ),
+        case!(
+            "auth.allowed-hosts-are-served",
+            "2.5",
+            Must,
+            CONFIGURED,
+            "without a key, a Host named in allowed_hosts (any case, any port) is served and one that only resembles it is 403",
+            allowed_hosts,
+            ["config-hosts-ignored"]
+        ),
+        case!(
+            "auth.trusted-origins-and-allowed-hosts-may-post",
+            "2.6",
+            Must,
+            CONFIGURED,
+            "without a key, a POST from a trusted_origins entry (with or without a trailing /) or from an allowed host is answered; the same origin with another scheme or a longer name is 403",
+            trusted_origins,
+            ["config-hosts-ignored"]
+        ),
         case!(
             "auth.rejects-missing-key",
             "2.4",
@@ -127,7 +173,41 @@ async fn accepts_both_forms(ctx: Ctx) -> CheckResult {
         .await?;
     expect_eq("status with lower-case bearer", 200, bearer.status)?;
     let x_api_key = ctx.http.get("/v1/models").without_key().header("x-api-key", key.as_bytes()).send().await?;
-    expect_eq("status with x-api-key", 200, x_api_key.status)
+    expect_eq("status with x-api-key", 200, x_api_key.status)?;
+    // An Authorization with no key after "Bearer" counts as absent: the x-api-key beside it is read.
+    let empty_bearer = ctx
+        .http
+        .get("/v1/models")
+        .without_key()
+        .header("authorization", b"Bearer")
+        .header("x-api-key", key.as_bytes())
+        .send()
+        .await?;
+    expect_eq("status with Authorization: Bearer (no key) and x-api-key", 200, empty_bearer.status)
+}
+
+async fn non_ascii_key(ctx: Ctx) -> CheckResult {
+    let latin1 = |text: &str| -> Vec<u8> { text.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect() };
+    let utf8 = LATIN1_KEY.as_bytes().to_vec();
+    // "clé-sécrète" with the first é in UTF-8 and the rest in Latin-1: neither encoding.
+    let mixed = [&b"cl\xc3\xa9-"[..], &latin1("s\u{e9}cr\u{e8}te-mediacheck")].concat();
+    let rows: [(&str, Vec<u8>, u16); 6] = [
+        ("UTF-8", utf8, 200),
+        ("Latin-1", latin1(LATIN1_KEY), 200),
+        ("Latin-1 with è for é", latin1("cl\u{e8}-s\u{e9}cr\u{e8}te-mediacheck"), 401),
+        ("without accents", b"cle-secrete-mediacheck".to_vec(), 401),
+        ("half UTF-8, half Latin-1", mixed, 401),
+        // The UTF-8 bytes read as Latin-1 and encoded as UTF-8 again (mojibake: "clÃ©-…").
+        ("encoded twice", LATIN1_KEY.bytes().flat_map(|b| char::from(b).to_string().into_bytes()).collect(), 401),
+    ];
+    for (what, key, status) in rows {
+        let bearer = [&b"Bearer "[..], &key].concat();
+        for (header, value) in [("x-api-key", key.clone()), ("authorization", bearer)] {
+            let reply = ctx.http.get("/v1/models").without_key().header(header, &value).send().await?;
+            expect_eq(&format!("status with the key {what} in {header}"), status, reply.status)?;
+        }
+    }
+    Ok(())
 }
 
 async fn health_is_public(ctx: Ctx) -> CheckResult {
@@ -247,28 +327,75 @@ async fn origin_table(ctx: Ctx) -> CheckResult {
 
 async fn host_table(ctx: Ctx) -> CheckResult {
     let port = ctx.http.base().rsplit(':').next().unwrap_or_default().to_string();
-    let foreign = [
+    let foreign: Vec<Vec<u8>> = [
         "evil.example".to_string(),
         format!("evil.example:{port}"),
+        // A port that is not a number is not a port: the whole value is the name.
+        "localhost:evil".to_string(),
+        format!("localhost:{port}x"),
+        // A trailing dot, an IDN look-alike (Cyrillic о) and its punycode are other names.
+        format!("localhost.:{port}"),
+        format!("l\u{43e}calhost:{port}"),
+        format!("xn--lcalhost-9fg:{port}"),
         format!("localhost.evil.example:{port}"),
         format!("127.0.0.1.evil.example:{port}"),
         format!("evil-localhost:{port}"),
         format!("notlocalhost:{port}"),
         format!("127.0.0.1evil.example:{port}"),
-    ];
+    ]
+    .into_iter()
+    .map(String::into_bytes)
+    // localhost with a Latin-1 é after it, as raw bytes (not UTF-8).
+    .chain([[&b"localhost\xe9:"[..], port.as_bytes()].concat()])
+    .collect();
     for host in &foreign {
-        let reply = ctx.http.get("/v1/models").header("host", host.as_bytes()).send().await?;
-        expect_eq(&format!("status with Host: {host}"), 403, reply.status)?;
+        let reply = ctx.http.get("/v1/models").header("host", host).send().await?;
+        expect_eq(&format!("status with Host: {}", String::from_utf8_lossy(host)), 403, reply.status)?;
     }
     let local = [
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         format!("LOCALHOST:{port}"),
         format!("[::1]:{port}"),
+        "localhost".to_string(),
+        format!("app.localhost:{port}"),
+        // 2.5: an IP address is never a rebinding target, whichever it is.
+        format!("192.168.1.20:{port}"),
+        format!("[2001:db8::1]:{port}"),
     ];
     for host in &local {
         let reply = ctx.http.get("/v1/models").header("host", host.as_bytes()).send().await?;
         expect_eq(&format!("status with Host: {host}"), 200, reply.status)?;
+    }
+    Ok(())
+}
+
+async fn allowed_hosts(ctx: Ctx) -> CheckResult {
+    let port = ctx.http.base().rsplit(':').next().unwrap_or_default().to_string();
+    for (host, status) in [
+        (format!("myapp.test:{port}"), 200),
+        ("MYAPP.TEST".to_string(), 200),
+        (format!("myapp.test.evil.example:{port}"), 403),
+        (format!("evil-myapp.test:{port}"), 403),
+        (format!("app.myapp.test:{port}"), 403),
+    ] {
+        let reply = ctx.http.get("/v1/models").header("host", host.as_bytes()).send().await?;
+        expect_eq(&format!("status with Host: {host}"), status, reply.status)?;
+    }
+    Ok(())
+}
+
+async fn trusted_origins(ctx: Ctx) -> CheckResult {
+    for (origin, status) in [
+        ("https://trusted.example", 200),
+        ("https://trusted.example/", 200),
+        ("http://myapp.test:5", 200),
+        ("http://trusted.example", 403),
+        ("https://trusted.example.evil", 403),
+        ("https://trusted.example:8443", 403),
+    ] {
+        let reply = ctx.http.post_json(CHAT, &user("hi")).header("origin", origin.as_bytes()).send().await?;
+        expect_eq(&format!("status from Origin {origin}"), status, reply.status)?;
     }
     Ok(())
 }
