@@ -50,6 +50,15 @@ pub fn cases() -> Vec<Case> {
             ["config-hosts-ignored"]
         ),
         case!(
+            "auth.mcp-from-own-page-or-trusted-origin",
+            "2.7",
+            Must,
+            CONFIGURED,
+            "an MCP request from the server's own page or a trusted_origins entry is answered; from a loopback name or an allowed host that is not the page's own, 403",
+            mcp_from_trusted,
+            ["config-hosts-ignored", "own-page-off"]
+        ),
+        case!(
             "auth.trusted-origins-and-allowed-hosts-may-post",
             "2.6",
             Must,
@@ -396,6 +405,22 @@ async fn trusted_origins(ctx: Ctx) -> CheckResult {
     ] {
         let reply = ctx.http.post_json(CHAT, &user("hi")).header("origin", origin.as_bytes()).send().await?;
         expect_eq(&format!("status from Origin {origin}"), status, reply.status)?;
+    }
+    Ok(())
+}
+
+async fn mcp_from_trusted(ctx: Ctx) -> CheckResult {
+    let own = format!("http://{}", ctx.http.base().trim_start_matches("http://"));
+    for (origin, status) in [
+        (own.as_str(), 200),
+        ("https://trusted.example", 200),
+        ("https://trusted.example/", 200),
+        ("http://localhost:9", 403),
+        ("http://myapp.test:5", 403),
+        ("https://trusted.example.evil", 403),
+    ] {
+        let reply = ctx.http.post_json(CHAT, &opt_in()).header("origin", origin.as_bytes()).send().await?;
+        expect_eq(&format!("status of an MCP request from Origin {origin}"), status, reply.status)?;
     }
     Ok(())
 }
