@@ -36,6 +36,15 @@ const BARE_CALL_SCRIPT: &str =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "chat.context-slack-at-the-boundary",
+            "4.7",
+            Must,
+            SMALL_CONTEXT,
+            "with a 64-token context, a prompt of 55 tokens (prompt + 8 < 64) is answered and one of 56 (prompt + 8 = 64) is 400 exceeds the context",
+            context_boundary,
+            ["context-off-by-one", "truncate-prompts"]
+        ),
+        case!(
             "chat.body-fields",
             "4.1",
             Must,
@@ -344,4 +353,18 @@ async fn body_fields(ctx: Ctx) -> CheckResult {
         )?;
     }
     Ok(())
+}
+
+async fn context_boundary(ctx: Ctx) -> CheckResult {
+    // The prompt of one "x": the template's tokens plus one (4.8: one token a byte).
+    let one = complete(&ctx.http, &json!({"messages": [{"role": "user", "content": "x"}], "max_tokens": 1})).await?;
+    let overhead = one["usage"]["prompt_tokens"].as_u64().unwrap_or(0).saturating_sub(1) as usize;
+    let fits = 64 - 8 - 1 - overhead;
+    let asking = |n: usize| json!({"messages": [{"role": "user", "content": "x".repeat(n)}], "max_tokens": 1});
+    let answered = complete(&ctx.http, &asking(fits)).await?;
+    expect_eq("prompt tokens of the largest prompt that fits", &json!(55), &answered["usage"]["prompt_tokens"])?;
+    let reply = ctx.http.post_json(CHAT, &asking(fits + 1)).send().await?;
+    expect_eq("status of a prompt of 56 tokens (56 + 8 = 64)", 400, reply.status)?;
+    let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
+    expect(message.contains("exceeds the context"), "a message saying it exceeds the context", message)
 }

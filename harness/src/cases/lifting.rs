@@ -17,6 +17,15 @@ const VISION: Scenario =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "lift.cap-at-7-8-9",
+            "11.4",
+            Must,
+            BASIC,
+            "a tool message with 7 or 8 pictures has each lifted; with 9, the first 8 are and the ninth is left as sent (N-1, N, N+1)",
+            cap_boundary,
+            ["lift-cap-off-by-one"]
+        ),
+        case!(
             "lift.no-encoder-keeps-only-the-note",
             "11.5",
             Must,
@@ -215,6 +224,28 @@ async fn run_length_boundary(ctx: Ctx) -> CheckResult {
         let wanted = if lifted { note("image/png", png.len()).len() } else { run.len() };
         let how = if lifted { "lifted: its note" } else { "left as sent: one token per character" };
         expect_eq(&format!("prompt tokens a {}-character run adds ({how})", run.len()), wanted as i64, tokens - empty)?;
+    }
+    Ok(())
+}
+
+async fn cap_boundary(ctx: Ctx) -> CheckResult {
+    let pictures: Vec<Vec<u8>> = (0..9).map(|seed| noise_png(48, 40, 300 + seed)).collect();
+    for n in [7usize, 8, 9] {
+        let sent: String =
+            pictures[..n].iter().enumerate().map(|(i, png)| format!("shot {i}: {}\n", encoded(png))).collect();
+        // What must reach the model: the first 8 as notes (no encoder: 11.5), the rest as sent — written
+        // as as many plain characters, which no server lifts.
+        let wanted: String = pictures[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, png)| {
+                let shown = if i < 8 { note("image/png", png.len()) } else { "x".repeat(encoded(png).len()) };
+                format!("shot {i}: {shown}\n")
+            })
+            .collect();
+        let lifted = prompt_tokens(&complete(&ctx.http, &tool_text(&sent)).await?)?;
+        let by_hand = prompt_tokens(&complete(&ctx.http, &tool_text(&wanted)).await?)?;
+        expect_eq(&format!("prompt tokens with {n} pictures (the first 8 lifted)"), by_hand, lifted)?;
     }
     Ok(())
 }

@@ -23,8 +23,28 @@ const BIG: Scenario = own("big", || {
     )
 });
 
+/// Three results of 499, 500 and 501 characters under `max_result_chars` 500.
+const AROUND_THE_CAP: Scenario = own("around-the-cap", || {
+    let calls: [(&str, &[(&str, &str)]); 3] =
+        [("fake__big", &[("n", "499")]), ("fake__big", &[("n", "500")]), ("fake__big", &[("n", "501")])];
+    Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&calls), answer("ok")]).set(
+        "mcp",
+        "max_result_chars",
+        json!(500),
+    )
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "result.cap-at-499-500-501",
+            "7.3",
+            Must,
+            AROUND_THE_CAP,
+            "with max_result_chars 500, results of 499 and 500 characters are whole and one of 501 is cut to 500 with the note",
+            cap_boundary,
+            ["result-cap-off-by-one"]
+        ),
         case!(
             "result.picture-placeholder",
             "7.1",
@@ -103,4 +123,25 @@ async fn feature_off_identical(ctx: Ctx) -> CheckResult {
         wanted["id"] = json!("(missing)");
     }
     expect_eq("the event, byte for byte", wanted.to_string(), result.to_string())
+}
+
+async fn cap_boundary(ctx: Ctx) -> CheckResult {
+    let results = stream(&ctx.http, opt_in()).await?.results()?;
+    expect_eq("results", 3, results.len())?;
+    for (result, n) in results.iter().zip([499usize, 500]) {
+        expect_eq(
+            &format!("the result of {n} characters"),
+            ("y".repeat(n).as_str(), n as u64, false),
+            (result.text.as_str(), result.chars, result.truncated),
+        )?;
+    }
+    let cut = format!(
+        "{}\n\n[... truncated: the tool returned 501 characters; only the first 500 are shown]",
+        "y".repeat(500)
+    );
+    expect_eq(
+        "the result of 501 characters",
+        (cut.as_str(), 501, true),
+        (results[2].text.as_str(), results[2].chars, results[2].truncated),
+    )
 }

@@ -21,6 +21,13 @@ const ROUNDS: Scenario = own("rounds", || {
     Setup::mcp(None).scripts(vec![call("echo", &[("text", "again")])]).set("mcp", "max_rounds", json!(2))
 });
 
+/// Two rounds of calls, then an answer, under max_rounds 2: exactly the limit.
+const EXACTLY_TWO_ROUNDS: Scenario = own("exactly-two-rounds", || {
+    Setup::mcp(None)
+        .scripts(vec![call("echo", &[("text", "one")]), call("echo", &[("text", "two")]), answer("done after two")])
+        .set("mcp", "max_rounds", json!(2))
+});
+
 /// One pass that calls the request's own tool and an MCP tool.
 const OWN_AND_MCP: Scenario = own("own-and-mcp", || {
     Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&[
@@ -58,6 +65,15 @@ const REFUSALS: Scenario = own("tool-refusals", || Setup::mcp(None).scripts(vec!
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "loop.exactly-max-rounds",
+            "6.6",
+            Must,
+            EXACTLY_TWO_ROUNDS,
+            "with max_rounds 2, a model that calls in two passes and answers in the third runs both calls, gets no limit event and its answer (N; the max-rounds case checks N+1)",
+            exactly_max_rounds,
+            ["round-limit-off-by-one"]
+        ),
         case!(
             "loop.next-pass-holds-calls-and-results",
             "6.5",
@@ -392,4 +408,13 @@ async fn next_pass_prompt(ctx: Ctx) -> CheckResult {
     ], "tools": offered});
     let by_hand = prompt_tokens(&complete(&ctx.http, &by_hand).await?)?;
     expect_eq("the second pass's prompt tokens vs. the conversation written out", by_hand, second_pass)
+}
+
+async fn exactly_max_rounds(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let events = stream.mcp_events();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    expect_eq("the events of two rounds", vec!["start", "call", "result", "start", "call", "result"], kinds)?;
+    expect(stream.content().ends_with("done after two"), "the third pass's answer", stream.content())?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
 }

@@ -30,6 +30,20 @@ const ODD_BLOCKS: Scenario = own("odd-blocks", || {
 });
 const SIX: Scenario =
     own("six-pictures", || Setup::mcp(Some(true)).scripts(vec![call("picture", &[("count", "6")]), answer("ok")]));
+/// Three calls returning 3, 4 and 5 pictures, in one pass.
+const THREE_FOUR_FIVE: Scenario = own("three-four-five-pictures", || {
+    let calls: [(&str, &[(&str, &str)]); 3] = [
+        ("fake__picture", &[("count", "3"), ("seed", "31")]),
+        ("fake__picture", &[("count", "4"), ("seed", "41")]),
+        ("fake__picture", &[("count", "5"), ("seed", "51")]),
+    ];
+    Setup::mcp(Some(true)).scripts(vec![fixtures::scripts::calls_script(&calls), answer("ok")])
+});
+/// A picture of exactly 24,000,000 base64 characters, then one of 24,000,004.
+const AT_AND_OVER_CAP: Scenario = own("at-and-over-cap", || {
+    let calls: [(&str, &[(&str, &str)]); 2] = [("fake__at_cap", &[]), ("fake__over_cap", &[])];
+    Setup::mcp(Some(true)).scripts(vec![fixtures::scripts::calls_script(&calls), answer("ok")])
+});
 const OVER_CAP: Scenario =
     own("over-cap", || Setup::mcp(Some(true)).scripts(vec![call("over_cap", &[]), answer("ok")]));
 const BLOCKED: Scenario = own("blocked-cache", || {
@@ -60,6 +74,24 @@ const FEATURE_ABSENT: Scenario =
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "media.per-call-cap-at-3-4-5",
+            "8.4",
+            Must,
+            THREE_FOUR_FIVE,
+            "a result with 3 pictures caches 3, with 4 caches 4, with 5 caches the first 4 (N-1, N, N+1)",
+            per_call_boundary,
+            ["no-picture-cap", "picture-cap-off-by-one"]
+        ),
+        case!(
+            "media.size-cap-at-24000000",
+            "8.4",
+            Must,
+            AT_AND_OVER_CAP,
+            "a picture of exactly 24,000,000 base64 characters is cached; one of 24,000,004 is not",
+            size_boundary,
+            ["no-picture-cap", "size-cap-off-by-one"]
+        ),
         case!(
             "media.off-by-default",
             "8.1",
@@ -318,4 +350,18 @@ async fn concurrent_integrity(ctx: Ctx) -> CheckResult {
         turn.map_err(|e| broken(format!("a turn panicked: {e}")))??;
     }
     Ok(())
+}
+
+async fn per_call_boundary(ctx: Ctx) -> CheckResult {
+    let results = stream(&ctx.http, opt_in()).await?.results()?;
+    let cached: Vec<usize> = results.iter().map(|r| r.media.len()).collect();
+    expect_eq("pictures cached from results of 3, 4 and 5", vec![3, 4, 4], cached)
+}
+
+async fn size_boundary(ctx: Ctx) -> CheckResult {
+    let results = stream(&ctx.http, opt_in()).await?.results()?;
+    let cached: Vec<usize> = results.iter().map(|r| r.media.len()).collect();
+    expect_eq("pictures cached at 24,000,000 and at 24,000,004 base64 characters", vec![1, 0], cached)?;
+    let bytes = results.first().and_then(|r| r.media.first()).map(|m| m.raw["bytes"].clone());
+    expect_eq("the cached picture's size", Some(json!(18_000_000)), bytes)
 }
