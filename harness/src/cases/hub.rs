@@ -147,6 +147,15 @@ pub fn cases() -> Vec<Case> {
             ["names-unclean"]
         ),
         case!(
+            "mcp.tool-names.at-63-64-65",
+            "5.6",
+            Must,
+            MCP,
+            "names of 63 and 64 characters are offered whole, one of 65 is cut to 64, and one that cuts to a name already taken becomes its first 60 characters and _2",
+            names_at_the_cut,
+            ["names-unclean", "names-cut-at-63"]
+        ),
+        case!(
             "mcp.tool-names.cut-to-64",
             "5.6",
             Must,
@@ -377,4 +386,24 @@ async fn restarts_with(ctx: &Ctx, crash: &std::path::Path, log: &std::path::Path
     let fourth = first_result(&stream(&ctx.http, opt_in()).await?)?;
     expect_eq("the call after 10 s", (true, "fourth"), (fourth.ok, fourth.text.as_str()))?;
     expect_eq("starts that succeeded (the first and the last)", 2, logged(log, "started"))
+}
+
+async fn names_at_the_cut(ctx: Ctx) -> CheckResult {
+    use fixtures::tools::{NAME_57, NAME_58, NAME_59, NAME_60};
+    let status = mcp_status(&ctx).await?;
+    let offered = |tool: &str| -> Option<String> {
+        let tools = status["servers"].as_array()?.iter().find(|s| s["name"] == "fake")?["tools"].as_array()?.clone();
+        tools.iter().find(|t| t["tool"] == tool).and_then(|t| t["name"].as_str().map(str::to_string))
+    };
+    let cut = |name: String| -> String { name.chars().take(64).collect() };
+    let wanted = [
+        (NAME_57, format!("fake__{NAME_57}")),
+        (NAME_58, format!("fake__{NAME_58}")),
+        (NAME_59, cut(format!("fake__{NAME_59}"))),
+        (NAME_60, format!("{}_2", cut(format!("fake__{NAME_60}")).chars().take(60).collect::<String>())),
+    ];
+    for (tool, name) in wanted {
+        expect_eq(&format!("the name offered for the {}-character tool", tool.len()), Some(name), offered(tool))?;
+    }
+    Ok(())
 }
