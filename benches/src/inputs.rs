@@ -82,11 +82,18 @@ mod tests {
     fn the_inputs_are_what_their_names_say() {
         let one = two_mb_one_picture();
         assert!((1_900_000..2_300_000).contains(&one.len()), "{}", one.len());
-        assert_eq!(reference_server::lift::lift(&one).map(|p| p.len()), Some(3), "one picture lifted");
-        assert!(reference_server::lift::lift(&two_mb_none()).is_none());
+        assert_eq!(
+            reference_server::lift::lift_at_most(&one, reference_server::lift::MAX_PICTURES).map(|p| p.len()),
+            Some(3),
+            "one picture lifted"
+        );
+        assert!(reference_server::lift::lift_at_most(&two_mb_none(), reference_server::lift::MAX_PICTURES).is_none());
         assert_eq!(twenty_kb().len(), 20 << 10);
         let decoys = two_mb_picture_decoys();
-        assert!(reference_server::lift::lift(&decoys).is_none(), "no decoy is a picture");
+        assert!(
+            reference_server::lift::lift_at_most(&decoys, reference_server::lift::MAX_PICTURES).is_none(),
+            "no decoy is a picture"
+        );
         assert!(decoys.matches("iVBORw0KGgo").count() > 400, "every run starts like a PNG");
         assert_eq!(base64_like_decoys().len(), decoys.len() / 4 * 4);
     }

@@ -59,13 +59,8 @@ pub enum Piece {
     Picture(LiftedPicture),
 }
 
-/// Lifts pictures out of `text`, at most [`MAX_PICTURES`]. `None` when there is none: the caller keeps
-/// the text as it is.
-pub fn lift(text: &str) -> Option<Vec<Piece>> {
-    lift_at_most(text, MAX_PICTURES)
-}
-
-/// [`lift`], taking at most `room` pictures: a message's text parts share the 8 of SPEC 11.4.
+/// Lifts pictures out of `text`, at most `room` of them (a message's text parts share the 8 of SPEC
+/// 11.4, [`MAX_PICTURES`]). `None` when there is none: the caller keeps the text as it is.
 pub fn lift_at_most(text: &str, room: usize) -> Option<Vec<Piece>> {
     let bytes = text.as_bytes();
     let mut found: Vec<(usize, usize, LiftedPicture)> = Vec::new();
@@ -247,6 +242,10 @@ fn prefix_start(bytes: &[u8], start: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lift(text: &str) -> Option<Vec<Piece>> {
+        lift_at_most(text, MAX_PICTURES)
+    }
 
     fn png_base64(extra: usize) -> (Vec<u8>, String) {
         let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
