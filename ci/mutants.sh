@@ -11,6 +11,7 @@
 #   ci/mutants.sh                          # every listed module: 536 mutants, hours
 #   ci/mutants.sh --file reference-server/src/auth.rs   # one module (cargo-mutants options pass through)
 #   ci/mutants.sh --shard 1/8              # one eighth of them
+#   ci/mutants.sh --iterate                # again, only the mutants the last run did not catch
 # Prints the kill rate (caught / (caught + missed); unviable mutants do not count) and the survivors,
 # and compares them with ci/mutants-surviving.txt (each survivor there is killed later or explained).
 set -euo pipefail
@@ -38,7 +39,8 @@ out=target/mutants
 # with --gitignore.
 copy=(--gitignore true)
 if printf '%s\n' "$@" | grep -qx -- '--in-place'; then copy=(); fi
-rm -rf "$out"
+# --iterate tests again only what the last run did not catch (after new cases): keep its output.
+if ! printf '%s\n' "$@" | grep -qx -- '--iterate'; then rm -rf "$out"; fi
 # Only the conformance test target is built (--cargo-arg reaches the build and the test), without debug
 # information: a mutant's incremental build is a few seconds instead of relinking every test binary.
 export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
@@ -54,6 +56,8 @@ def lines(name):
     path = os.path.join(out, name)
     return [l.strip() for l in open(path)] if os.path.exists(path) else []
 caught, missed, timeout, unviable = (lines(n) for n in ("caught.txt", "missed.txt", "timeout.txt", "unviable.txt"))
+# With --iterate, what earlier runs caught is listed apart and counts as caught.
+caught = sorted(set(caught) | set(lines("previously_caught.txt")))
 viable = len(caught) + len(missed)
 rate = 100.0 * len(caught) / viable if viable else 0.0
 print(f"mutants: {len(caught)} caught, {len(missed)} missed, {len(timeout)} timed out, {len(unviable)} unviable: "
