@@ -21,6 +21,13 @@ const SLOW: Scenario =
 const TWO_PASSES: Scenario =
     own("two-passes", || Setup::mcp(None).scripts(vec![call("echo", &[("text", "hi")]), answer("done")]));
 
+/// A 1 MiB body limit.
+const ONE_MIB_BODIES: Scenario = own("one-mib-bodies", || {
+    let mut setup = Setup::plain();
+    setup.config["max_body_mib"] = json!(1);
+    setup
+});
+
 /// Reasoning, then an answer between whitespace.
 const REASONING: Scenario =
     own("reasoning", || Setup::plain().scripts(vec!["Let me think.</think>\n\n  The answer.\n\n".into()]));
@@ -43,6 +50,15 @@ pub fn cases() -> Vec<Case> {
             "with a 64-token context, a prompt of 55 tokens (prompt + 8 < 64) is answered and one of 56 (prompt + 8 = 64) is 400 exceeds the context",
             context_boundary,
             ["context-off-by-one", "truncate-prompts"]
+        ),
+        case!(
+            "chat.body-limit-at-1-mib",
+            "4.10",
+            Must,
+            ONE_MIB_BODIES,
+            "with max_body_mib 1, bodies of 1,048,575 and 1,048,576 bytes are read (not 413) and one of 1,048,577 is 413 in the JSON error shape",
+            body_limit_boundary,
+            ["body-limit-off-by-one"]
         ),
         case!(
             "chat.body-fields",
@@ -367,4 +383,33 @@ async fn context_boundary(ctx: Ctx) -> CheckResult {
     expect_eq("status of a prompt of 56 tokens (56 + 8 = 64)", 400, reply.status)?;
     let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
     expect(message.contains("exceeds the context"), "a message saying it exceeds the context", message)
+}
+
+async fn body_limit_boundary(ctx: Ctx) -> CheckResult {
+    const LIMIT: usize = 1 << 20;
+    let body_of = |size: usize| -> String {
+        let (head, tail) = (r#"{"messages":[{"role":"user","content":""#, r#""}],"max_tokens":1}"#);
+        format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
+    };
+    for (size, refused) in [(LIMIT - 1, false), (LIMIT, false), (LIMIT + 1, true)] {
+        let body = body_of(size);
+        let reply = ctx
+            .http
+            .call(http::Method::POST, CHAT)
+            .header("content-type", b"application/json")
+            .body(body)
+            .send()
+            .await?;
+        if refused {
+            expect_eq(&format!("status of a body of {size} bytes"), 413, reply.status)?;
+            expect(reply.json()?["error"]["message"].is_string(), "the JSON error shape", reply.text())?;
+        } else {
+            expect(
+                reply.status != 413,
+                format!("a body of {size} bytes read (any status but 413)"),
+                reply.status.to_string(),
+            )?;
+        }
+    }
+    Ok(())
 }
