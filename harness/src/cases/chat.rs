@@ -203,13 +203,7 @@ async fn malformed_is_400(ctx: Ctx) -> CheckResult {
     for (what, body) in
         [("not JSON", "{not json".to_string()), ("messages not a list", r#"{"messages": 3}"#.to_string())]
     {
-        let reply = ctx
-            .http
-            .call(http::Method::POST, CHAT)
-            .header("content-type", b"application/json")
-            .body(body)
-            .send()
-            .await?;
+        let reply = super::common::post_chat_body(&ctx.http, body).await?;
         expect_eq(&format!("status for {what}"), 400, reply.status)?;
         expect_eq(&format!("type for {what}"), &json!("invalid_request_error"), &reply.json()?["error"]["type"])?;
     }
@@ -392,14 +386,7 @@ async fn body_limit_boundary(ctx: Ctx) -> CheckResult {
         format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
     };
     for (size, refused) in [(LIMIT - 1, false), (LIMIT, false), (LIMIT + 1, true)] {
-        let body = body_of(size);
-        let reply = ctx
-            .http
-            .call(http::Method::POST, CHAT)
-            .header("content-type", b"application/json")
-            .body(body)
-            .send()
-            .await?;
+        let reply = super::common::post_chat_body(&ctx.http, body_of(size)).await?;
         if refused {
             expect_eq(&format!("status of a body of {size} bytes"), 413, reply.status)?;
             expect(reply.json()?["error"]["message"].is_string(), "the JSON error shape", reply.text())?;

@@ -109,6 +109,11 @@ pub async fn read_until(
     Ok((response, seen))
 }
 
+/// POSTs `body` as it is to the chat route, labelled `application/json`.
+pub async fn post_chat_body(http: &Http, body: impl Into<bytes::Bytes>) -> Result<Reply, CheckError> {
+    Ok(http.call(http::Method::POST, CHAT).header("content-type", b"application/json").body(body).send().await?)
+}
+
 /// Reads an open response to its end (at most 30 s between frames); the text.
 pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
     let mut seen = String::new();

@@ -339,6 +339,16 @@ fn logged(log: &std::path::Path, kind: &str) -> usize {
     std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| l.contains(&format!("\"{kind}\""))).count()
 }
 
+/// `GET /mcp` showing the one server stopped with its tools still offered; the status.
+async fn stopped_with_tools(ctx: &Ctx, when: &str) -> Result<Value, crate::case::CheckError> {
+    let status = ctx.http.get("/mcp").send().await?.json()?;
+    let server = status["servers"][0].clone();
+    expect_eq(&format!("the server's status {when}"), &json!("stopped"), &server["status"])?;
+    let offered = server["tools"].as_array().is_some_and(|t| !t.is_empty());
+    expect(offered, format!("its tools still offered {when}"), status.to_string())?;
+    Ok(status)
+}
+
 async fn restarts_with(ctx: &Ctx, crash: &std::path::Path, log: &std::path::Path) -> CheckResult {
     use super::common::{first_result, opt_in, settled_mcp_status, stream};
     let flaky = |status: &Value| status["servers"].as_array().and_then(|s| s.first()).cloned().unwrap_or_default();
@@ -346,13 +356,7 @@ async fn restarts_with(ctx: &Ctx, crash: &std::path::Path, log: &std::path::Path
     // 1. The server stops itself.
     let died = first_result(&stream(&ctx.http, opt_in()).await?)?;
     expect(!died.ok, "the die call's result is an error", died.text.clone())?;
-    let status = ctx.http.get("/mcp").send().await?.json()?;
-    expect_eq("the server's status after it stopped", &json!("stopped"), &flaky(&status)["status"])?;
-    expect(
-        flaky(&status)["tools"].as_array().is_some_and(|t| !t.is_empty()),
-        "its tools still offered",
-        status.to_string(),
-    )?;
+    stopped_with_tools(ctx, "after it stopped").await?;
     // 2. Its next call starts it again, and that start fails.
     std::fs::write(crash, b"").map_err(|e| crate::case::broken(e.to_string()))?;
     let second = first_result(&stream(&ctx.http, opt_in()).await?)?;
@@ -363,13 +367,7 @@ async fn restarts_with(ctx: &Ctx, crash: &std::path::Path, log: &std::path::Path
         second.text.clone(),
     )?;
     expect_eq("starts tried (crashed) after the second call", 1, logged(log, "crashed"))?;
-    let status = ctx.http.get("/mcp").send().await?.json()?;
-    expect_eq("the server's status after the failed start", &json!("stopped"), &flaky(&status)["status"])?;
-    expect(
-        flaky(&status)["tools"].as_array().is_some_and(|t| !t.is_empty()),
-        "its tools still offered",
-        status.to_string(),
-    )?;
+    let status = stopped_with_tools(ctx, "after the failed start").await?;
     expect(flaky(&status)["error"].as_str().is_some_and(|e| !e.is_empty()), "its error shown", status.to_string())?;
     // 3. A call within 10 s does not try.
     let third = first_result(&stream(&ctx.http, opt_in()).await?)?;
