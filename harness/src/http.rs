@@ -15,7 +15,20 @@ use serde_json::Value;
 use crate::check::{CheckError, broken};
 
 /// How long one exchange may take before it counts as a failure.
-const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long one exchange may take: 60 s, or `MEDIACHECK_EXCHANGE_TIMEOUT_S` (the mutation judge
+/// lowers it, so a mutant that hangs a request fails in seconds rather than a minute).
+fn exchange_timeout() -> Duration {
+    static TIMEOUT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *TIMEOUT.get_or_init(|| {
+        std::env::var("MEDIACHECK_EXCHANGE_TIMEOUT_S")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|&s| s > 0)
+            .map_or(DEFAULT_EXCHANGE_TIMEOUT, Duration::from_secs)
+    })
+}
 
 /// Why an exchange brought no answer: the kinds a load report counts apart.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -232,14 +245,14 @@ impl Call {
     pub async fn send(self) -> Result<Reply, HttpError> {
         let request = self.build()?;
         let line = self.line();
-        let answer = tokio::time::timeout(EXCHANGE_TIMEOUT, async {
+        let answer = tokio::time::timeout(exchange_timeout(), async {
             let response = self.http.client.request(request).await.map_err(|e| HttpError::Connect(e.to_string()))?;
             let (parts, body) = response.into_parts();
             let body = body.collect().await.map_err(|e| HttpError::Body(e.to_string()))?.to_bytes();
             Ok::<_, HttpError>(Reply { status: parts.status.as_u16(), headers: parts.headers, body })
         })
         .await
-        .unwrap_or_else(|_| Err(HttpError::Timeout(EXCHANGE_TIMEOUT.as_secs())));
+        .unwrap_or_else(|_| Err(HttpError::Timeout(exchange_timeout().as_secs())));
         match answer {
             Ok(reply) => {
                 self.http.record(Exchange {
@@ -261,9 +274,9 @@ impl Call {
     pub async fn open(self) -> Result<hyper::Response<hyper::body::Incoming>, HttpError> {
         let request = self.build()?;
         let line = self.line();
-        let response = tokio::time::timeout(EXCHANGE_TIMEOUT, self.http.client.request(request))
+        let response = tokio::time::timeout(exchange_timeout(), self.http.client.request(request))
             .await
-            .map_err(|_| HttpError::Timeout(EXCHANGE_TIMEOUT.as_secs()))?
+            .map_err(|_| HttpError::Timeout(exchange_timeout().as_secs()))?
             .map_err(|e| HttpError::Connect(e.to_string()))?;
         self.http.record(Exchange {
             request: line,

@@ -43,9 +43,9 @@ enum Command {
         /// Only cases whose id matches this glob (`*` matches anything).
         #[arg(long)]
         only: Option<String>,
-        /// Leave out the cases whose id matches this glob (e.g. `page.*`).
+        /// Leave out the cases whose id matches this glob (e.g. `page.*`); repeatable.
         #[arg(long)]
-        skip: Option<String>,
+        skip: Vec<String>,
         /// Expected failures, one case id per line; a listed case that passes fails the run.
         #[arg(long)]
         baseline: Option<PathBuf>,
@@ -273,7 +273,7 @@ fn main() -> ExitCode {
 /// What `run` was asked for besides the target.
 struct RunOptions {
     only: Option<String>,
-    skip: Option<String>,
+    skip: Vec<String>,
     baseline_path: Option<PathBuf>,
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
@@ -287,7 +287,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
     let selected: Vec<_> = cases::all()
         .into_iter()
         .filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id)))
-        .filter(|c| skip.as_deref().is_none_or(|g| !harness::glob(g, c.id)))
+        .filter(|c| !skip.iter().any(|g| harness::glob(g, c.id)))
         .collect();
     if selected.is_empty() {
         eprintln!("mediacheck: no case matches --only {}", only.unwrap_or_default());
