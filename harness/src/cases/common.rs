@@ -114,6 +114,42 @@ pub async fn post_chat_body(http: &Http, body: impl Into<bytes::Bytes>) -> Resul
     Ok(http.call(http::Method::POST, CHAT).header("content-type", b"application/json").body(body).send().await?)
 }
 
+/// POSTs a JSON body too large for the server over a plain TCP connection, and returns the status
+/// and body of its answer. A server may answer from `Content-Length` alone and close without reading
+/// the body; a client still writing then gets a reset instead of the answer, so the headers go first
+/// and the answer is awaited for 2 s before the body is sent (a server that counts the bytes as they
+/// come gets them all, and answers after).
+pub async fn post_oversized(http: &Http, body: &[u8]) -> Result<(u16, String), CheckError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = http.base().trim_start_matches("http://").to_string();
+    let mut stream =
+        tokio::net::TcpStream::connect(&address).await.map_err(|e| broken(format!("connect {address}: {e}")))?;
+    let key = http.key().map(|k| format!("authorization: Bearer {k}\r\n")).unwrap_or_default();
+    let head = format!(
+        "POST {CHAT} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{key}connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.map_err(|e| broken(format!("write: {e}")))?;
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let early = tokio::time::timeout(std::time::Duration::from_secs(2), stream.read(&mut buffer)).await;
+    match early {
+        Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buffer[..n]),
+        _ => {
+            // No answer yet: the server reads bodies as they come. Send it (a close half-way is its answer).
+            let _ = stream.write_all(body).await;
+        }
+    }
+    let rest = tokio::time::timeout(std::time::Duration::from_secs(30), stream.read_to_end(&mut answer)).await;
+    if rest.is_err() && answer.is_empty() {
+        return Err(broken("no answer within 30 s"));
+    }
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    Ok((status, body))
+}
+
 /// Reads an open response to its end (at most 30 s between frames); the text.
 pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
     let mut seen = String::new();

@@ -304,8 +304,8 @@ async fn servers_from_both_keys(ctx: Ctx) -> CheckResult {
 }
 
 async fn tools_list_within_caps(ctx: Ctx) -> CheckResult {
-    // Capped, every list is read in well under a second; 20 s is room for a slow machine.
-    let status = super::common::settled_mcp_status(&ctx.http, 20).await?;
+    // Capped, every list is read in well under a second here; 10 s is room for a slow machine.
+    let status = super::common::settled_mcp_status(&ctx.http, 10).await?;
     let servers = status["servers"].as_array().cloned().unwrap_or_default();
     let catalogue = fixtures::tools::catalogue().len();
     for (name, tools) in
