@@ -43,8 +43,8 @@ impl Ctx {
             .as_ref()
             .ok_or_else(|| CheckError::NotRun("the harness did not write this server's configuration".into()))?;
         let text =
-            std::fs::read_to_string(path).map_err(|e| crate::case::broken(format!("{}: {e}", path.display())))?;
-        serde_json::from_str(&text).map_err(|e| crate::case::broken(format!("{}: {e}", path.display())))
+            std::fs::read_to_string(path).map_err(|e| crate::check::broken(format!("{}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| crate::check::broken(format!("{}: {e}", path.display())))
     }
 
     /// Starts a server process of the case's own on `config` with `scripts` and `env` (see

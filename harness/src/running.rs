@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 
-use crate::case::CheckError;
+use crate::check::CheckError;
 use crate::http::Http;
 use crate::target::{ServerError, Target, free_port, spawn_server, wait_for_health};
 
@@ -72,14 +72,14 @@ impl Running {
     /// Sends `signal` (`TERM`, `INT`) and waits at most `within` for the process to exit; its exit
     /// code, or a failure saying it did not stop.
     pub async fn stop_with(&mut self, signal: &str, within: Duration) -> Result<Option<i32>, CheckError> {
-        let pid = self.child.id().ok_or_else(|| crate::case::broken("the server process is already gone"))?;
+        let pid = self.child.id().ok_or_else(|| crate::check::broken("the server process is already gone"))?;
         let sent = tokio::process::Command::new("kill").args(["-s", signal, &pid.to_string()]).status().await;
         if !sent.is_ok_and(|s| s.success()) {
-            return Err(crate::case::broken(format!("kill -s {signal} {pid} failed")));
+            return Err(crate::check::broken(format!("kill -s {signal} {pid} failed")));
         }
         match tokio::time::timeout(within, self.child.wait()).await {
             Ok(Ok(status)) => Ok(status.code()),
-            Ok(Err(error)) => Err(crate::case::broken(format!("waiting for the server: {error}"))),
+            Ok(Err(error)) => Err(crate::check::broken(format!("waiting for the server: {error}"))),
             Err(_) => Err(CheckError::Fail {
                 expected: format!("the server exits within {} s of SIG{signal}", within.as_secs()),
                 actual: "it was still running".into(),

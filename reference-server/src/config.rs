@@ -98,7 +98,7 @@ pub struct McpSettings {
     pub max_pictures_per_result: usize,
     /// The largest picture taken, in base64 characters (SPEC 8.4; default 24,000,000).
     pub max_picture_chars: usize,
-    /// `tools/list` pages read per server (SPEC 5.2; default 100).
+    /// `tools/list` pages read per server (SPEC 5.2; default 100, as Strata).
     pub max_tool_pages: usize,
     /// Tools kept per server (SPEC 5.2; default 1000).
     pub max_tools_per_server: usize,
@@ -117,8 +117,8 @@ impl McpSettings {
             image_results: false,
             max_pictures_per_result: crate::media::parts::MAX_PICTURES_PER_CALL,
             max_picture_chars: crate::media::parts::MAX_PICTURE_BASE64,
-            max_tool_pages: crate::mcp::connection::MAX_TOOL_PAGES,
-            max_tools_per_server: crate::mcp::connection::MAX_TOOLS_PER_SERVER,
+            max_tool_pages: 100,
+            max_tools_per_server: 1000,
             retry_failed_s: 10.0,
         }
     }

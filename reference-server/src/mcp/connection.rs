@@ -20,10 +20,6 @@ use crate::config::{McpServerSpec, McpTransportSpec};
 
 /// The longest line read from a stdio server.
 pub const MAX_STDIO_LINE: usize = 112 << 20;
-/// The most `tools/list` pages read from one server (as Strata).
-pub const MAX_TOOL_PAGES: usize = 100;
-/// The most tools kept from one server, by default (`mcp.max_tools_per_server`).
-pub const MAX_TOOLS_PER_SERVER: usize = 1000;
 /// The bytes kept of one stderr line (the rest of a longer line is dropped).
 const STDERR_LINE_BYTES: usize = 4096;
 /// Lines of a stdio server's stderr kept for error messages.
