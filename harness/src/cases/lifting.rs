@@ -212,6 +212,11 @@ async fn no_encoder_note_only(ctx: Ctx) -> CheckResult {
         let by_hand = prompt_tokens(&complete(&ctx.http, &tool_text(&only_the_note)).await?)?;
         expect_eq(&format!("prompt tokens for {what} (as many as its note alone)"), by_hand, lifted)?;
     }
+    // A tool message that is nothing but the picture: a run at offset 0 of the text.
+    let alone = |content: String| json!({"messages": [{"role": "user", "content": "q"}, {"role": "tool", "content": content}], "max_tokens": 4});
+    let lifted = prompt_tokens(&complete(&ctx.http, &alone(encoded(&longer))).await?)?;
+    let by_hand = prompt_tokens(&complete(&ctx.http, &alone(note("image/png", longer.len()))).await?)?;
+    expect_eq("prompt tokens for a tool message that is only a PNG's base64 (as many as its note)", by_hand, lifted)?;
     Ok(())
 }
 
