@@ -17,6 +17,15 @@ const VISION: Scenario =
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
+            "lift.size-cap-at-32-mib",
+            "11.4",
+            Must,
+            BASIC,
+            "a PNG of exactly 32 MiB in tool text is lifted (its note alone reaches the model); one of 32 MiB and a byte is left as sent, so the prompt exceeds the context",
+            size_cap_boundary,
+            ["lift-size-cap-off"]
+        ),
+        case!(
             "lift.cap-at-7-8-9",
             "11.4",
             Must,
@@ -253,4 +262,18 @@ async fn cap_boundary(ctx: Ctx) -> CheckResult {
         expect_eq(&format!("prompt tokens with {n} pictures (the first 8 lifted)"), by_hand, lifted)?;
     }
     Ok(())
+}
+
+async fn size_cap_boundary(ctx: Ctx) -> CheckResult {
+    const CAP: usize = 32 << 20;
+    let exact = fixtures::images::padded_png(CAP);
+    let lifted = prompt_tokens(&complete(&ctx.http, &tool_text(&encoded(&exact))).await?)?;
+    let by_hand = prompt_tokens(&complete(&ctx.http, &tool_text(&note("image/png", CAP))).await?)?;
+    drop(exact);
+    expect_eq("prompt tokens for a PNG of exactly 32 MiB (its note alone)", by_hand, lifted)?;
+    let over = fixtures::images::padded_png(CAP + 1);
+    let reply = ctx.http.post_json(CHAT, &tool_text(&encoded(&over))).send().await?;
+    expect_eq("status for a PNG of 32 MiB and a byte (left as sent: over the context)", 400, reply.status)?;
+    let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
+    expect(message.contains("exceeds the context"), "a message saying it exceeds the context", message)
 }
