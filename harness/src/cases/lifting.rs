@@ -204,10 +204,23 @@ async fn no_encoder_note_only(ctx: Ctx) -> CheckResult {
     let (exact, longer) = (padded_png_of(768, 8, 6), padded_png_of(771, 8, 6));
     let jpeg = picture(PictureFormat::Jpeg, 64, 48, 5);
     let webp = picture(PictureFormat::Webp, 64, 48, 6);
-    let rows: [(&str, String, String); 5] = [
+    let two_pads = padded_png_of(772, 8, 6);
+    let rows: [(&str, String, String); 7] = [
         ("a PNG of exactly 1024 base64 characters", encoded(&exact), note("image/png", exact.len())),
         ("a PNG of 1028 base64 characters", encoded(&longer), note("image/png", longer.len())),
         ("a JPEG", encoded(&jpeg), note("image/jpeg", jpeg.len())),
+        // Two = end the run; a third is text after it.
+        (
+            "a PNG ending == and one more =",
+            format!("{}=", encoded(&two_pads)),
+            format!("{}=", note("image/png", two_pads.len())),
+        ),
+        // No subtype: not a data: URL prefix, so it stays in front of the note.
+        (
+            "a PNG behind data:image/;base64, (no subtype)",
+            format!("data:image/;base64,{}", encoded(&longer)),
+            format!("data:image/;base64,{}", note("image/png", longer.len())),
+        ),
         ("a WebP", encoded(&webp), note("image/webp", webp.len())),
         (
             "a PNG behind data:image/png;base64,",
