@@ -52,6 +52,15 @@ pub fn cases() -> Vec<Case> {
             ["context-off-by-one", "truncate-prompts"]
         ),
         case!(
+            "chat.context.text-alone-refused-early",
+            "4.7",
+            Must,
+            SMALL_CONTEXT,
+            "with a 64-token context, text of 56 bytes in a user message, or of 61 across a user and a tool message, is refused before rendering: \"prompt (more than N tokens)\" with N its bytes",
+            refused_early,
+            ["context-off-by-one", "truncate-prompts"]
+        ),
+        case!(
             "chat.body-limit-at-1-mib",
             "4.10",
             Must,
@@ -397,4 +406,23 @@ async fn body_limit_boundary(ctx: Ctx) -> CheckResult {
     expect_eq(&format!("status of a body of {} bytes", LIMIT + 1), 413, status)?;
     let shape: Value = serde_json::from_str(body.trim()).unwrap_or_default();
     expect(shape["error"]["message"].is_string(), "the JSON error shape", body)
+}
+
+async fn refused_early(ctx: Ctx) -> CheckResult {
+    let rows = [
+        ("56 bytes in a user message (56 + 8 = 64)", json!([{"role": "user", "content": "x".repeat(56)}]), 56),
+        (
+            "61 bytes across a user and a tool message",
+            json!([{"role": "user", "content": "q"}, {"role": "tool", "content": "y".repeat(60)}]),
+            61,
+        ),
+    ];
+    for (what, messages, bytes) in rows {
+        let reply = ctx.http.post_json(CHAT, &json!({"messages": messages, "max_tokens": 1})).send().await?;
+        expect_eq(&format!("status for {what}"), 400, reply.status)?;
+        let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
+        let wanted = format!("prompt (more than {bytes} tokens)");
+        expect(message.contains(&wanted), format!("for {what}, a message with {wanted:?}"), message)?;
+    }
+    Ok(())
 }

@@ -169,7 +169,14 @@ async fn users_untouched(ctx: Ctx) -> CheckResult {
     let reply = ctx.http.post_json(CHAT, &body).send().await?;
     expect_eq("status (the base64 stays, so it cannot fit the context)", 400, reply.status)?;
     let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
-    expect(message.contains("exceeds the context"), "exceeds the context", message)
+    expect(message.contains("exceeds the context"), "exceeds the context", message)?;
+    // A small picture that fits the context as text: it reaches the model as text, one token a byte.
+    let small = encoded(&fixtures::images::padded_png_of(771, 8, 6));
+    let asking =
+        |text: &str| json!({"messages": [{"role": "user", "content": format!("look: {text}")}], "max_tokens": 4});
+    let with = prompt_tokens(&complete(&ctx.http, &asking(&small)).await?)?;
+    let without = prompt_tokens(&complete(&ctx.http, &asking("")).await?)?;
+    expect_eq("prompt tokens a user's 1028-character PNG adds (left as text)", small.len() as i64, with - without)
 }
 
 async fn non_pictures_untouched(ctx: Ctx) -> CheckResult {
