@@ -382,6 +382,20 @@ async fn context_boundary(ctx: Ctx) -> CheckResult {
     let asking = |n: usize| json!({"messages": [{"role": "user", "content": "x".repeat(n)}], "max_tokens": 1});
     let answered = complete(&ctx.http, &asking(fits)).await?;
     expect_eq("prompt tokens of the largest prompt that fits", &json!(55), &answered["usage"]["prompt_tokens"])?;
+    // 55 + 8 leaves room for one token: max_tokens 1 fits, 2 does not.
+    let mut two = asking(fits);
+    two["max_tokens"] = json!(2);
+    let reply = ctx.http.post_json(CHAT, &two).send().await?;
+    expect_eq("status of the 55-token prompt with max_tokens 2 (room for 1)", 400, reply.status)?;
+    // 50 + 8 leaves room for 6: max_tokens 6 is answered.
+    let mut six = asking(fits - 5);
+    six["max_tokens"] = json!(6);
+    let reply = ctx.http.post_json(CHAT, &six).send().await?;
+    expect_eq("status of a 50-token prompt with max_tokens 6 (room for 6)", 200, reply.status)?;
+    let mut unset = asking(fits + 1);
+    unset.as_object_mut().map(|b| b.remove("max_tokens"));
+    let reply = ctx.http.post_json(CHAT, &unset).send().await?;
+    expect_eq("status of a 56-token prompt without max_tokens", 400, reply.status)?;
     let reply = ctx.http.post_json(CHAT, &asking(fits + 1)).send().await?;
     expect_eq("status of a prompt of 56 tokens (56 + 8 = 64)", 400, reply.status)?;
     let message = reply.json()?["error"]["message"].as_str().unwrap_or_default().to_string();

@@ -115,6 +115,12 @@ async fn malformed(ctx: Ctx) -> CheckResult {
         format!("strata-tool-media:{hash}\u{FF0E}png"),
         format!("strata-tool-media:/{name}"),
     ];
+    // A well-formed reference outside a tool message.
+    let mut in_user = later_turn(None);
+    in_user["messages"][3]["content"] =
+        json!([{"type": "text", "text": "this one"}, {"type": "image_url", "image_url": {"url": reference}}]);
+    let reply = ctx.http.post_json(super::common::CHAT, &in_user).send().await?;
+    expect_eq("status for a reference in a user message", 400, reply.status)?;
     for reference in bad {
         let reply = ctx.http.post_json(super::common::CHAT, &later_turn(Some(&reference))).send().await?;
         expect_eq(&format!("status for {reference}"), 400, reply.status)?;

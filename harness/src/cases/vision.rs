@@ -268,7 +268,12 @@ async fn at_most_64(ctx: Ctx) -> CheckResult {
     let over = ctx.http.post_json(super::common::CHAT, &user_pictures(65)).send().await?;
     expect_eq("status with 65 pictures", 400, over.status)?;
     let message = over.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
-    expect(message.contains("64"), "a message naming the limit of 64", message)
+    expect(message.contains("64"), "a message naming the limit of 64", message)?;
+    // In a tool message the 65th is a note and the request goes on.
+    let mut tool = user_pictures(65);
+    tool["messages"] = json!([{"role": "user", "content": "look"}, {"role": "tool", "content": tool["messages"][0]["content"].clone()}]);
+    let in_tool = ctx.http.post_json(super::common::CHAT, &tool).send().await?;
+    expect_eq("status with 65 pictures in a tool message (the 65th a note)", 200, in_tool.status)
 }
 
 async fn every_source(ctx: Ctx) -> CheckResult {
