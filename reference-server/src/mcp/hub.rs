@@ -358,41 +358,50 @@ impl Hub {
 
     /// `GET /mcp` (SPEC 5.8, strata-wire C-H3).
     pub fn status_json(&self) -> Value {
+        // Each server's status is read before the offered tools: a server that becomes ready in between
+        // then shows as starting with its tools (a client waits on), never as ready without them.
+        let states: Vec<(Status, Option<String>, Value)> = (0..self.slots.len())
+            .map(|index| {
+                let mut state = self.lock(index);
+                if state.status == Status::Ready && state.connection.as_ref().is_some_and(|c| c.is_closed()) {
+                    state.status = Status::Stopped;
+                }
+                let info = state
+                    .info
+                    .as_ref()
+                    .map(|i| json!({"name": i.name, "title": i.title, "version": i.version, "protocol": i.protocol}));
+                (state.status, state.error.clone(), json!(info))
+            })
+            .collect();
         let offered = self.offered();
-        let servers: Vec<Value> =
-            self.slots
-                .iter()
-                .enumerate()
-                .map(|(index, slot)| {
-                    let mut state = self.lock(index);
-                    if state.status == Status::Ready && state.connection.as_ref().is_some_and(|c| c.is_closed()) {
-                        state.status = Status::Stopped;
-                    }
-                    let tools: Vec<Value> = offered
-                        .iter()
-                        .filter(|t| t.slot == index)
-                        .map(|t| {
-                            let description: String = t.spec.description.chars().take(300).collect();
-                            json!({"name": t.spec.name, "tool": t.tool, "description": description})
-                        })
-                        .collect();
-                    let info = state.info.as_ref().map(
-                        |i| json!({"name": i.name, "title": i.title, "version": i.version, "protocol": i.protocol}),
-                    );
-                    let transport = match slot.spec.transport {
-                        McpTransportSpec::Stdio { .. } => "stdio",
-                        McpTransportSpec::Http { .. } => "http",
-                    };
-                    json!({
-                        "name": slot.spec.name,
-                        "transport": transport,
-                        "status": state.status.as_str(),
-                        "error": state.error,
-                        "info": info,
-                        "tools": tools,
+        let servers: Vec<Value> = self
+            .slots
+            .iter()
+            .zip(states)
+            .enumerate()
+            .map(|(index, (slot, (status, error, info)))| {
+                let tools: Vec<Value> = offered
+                    .iter()
+                    .filter(|t| t.slot == index)
+                    .map(|t| {
+                        let description: String = t.spec.description.chars().take(300).collect();
+                        json!({"name": t.spec.name, "tool": t.tool, "description": description})
                     })
+                    .collect();
+                let transport = match slot.spec.transport {
+                    McpTransportSpec::Stdio { .. } => "stdio",
+                    McpTransportSpec::Http { .. } => "http",
+                };
+                json!({
+                    "name": slot.spec.name,
+                    "transport": transport,
+                    "status": status.as_str(),
+                    "error": error,
+                    "info": info,
+                    "tools": tools,
                 })
-                .collect();
+            })
+            .collect();
         json!({
             "servers": servers,
             "tools": offered.len(),
