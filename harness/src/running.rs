@@ -12,6 +12,9 @@ use crate::check::CheckError;
 use crate::http::Http;
 use crate::target::{ServerError, Target, free_port, spawn_server, wait_for_health};
 
+/// The most of a running server's stderr the harness keeps (the log cases read it whole).
+const STDERR_KEPT: usize = 32 << 20;
+
 /// A running server process; killed when dropped.
 pub struct Running {
     child: tokio::process::Child,
@@ -46,8 +49,11 @@ impl Target {
                     if n == 0 {
                         break;
                     }
+                    // A server under test may write without end: the first STDERR_KEPT bytes are kept,
+                    // the rest is read and dropped (so the pipe never blocks it).
                     if let Ok(mut kept) = kept.lock() {
-                        kept.extend_from_slice(&buffer[..n]);
+                        let room = STDERR_KEPT.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buffer[..n.min(room)]);
                     }
                 }
             });

@@ -140,7 +140,11 @@ pub async fn post_oversized(http: &Http, body: &[u8]) -> Result<(u16, String), C
             let _ = stream.write_all(body).await;
         }
     }
-    let rest = tokio::time::timeout(std::time::Duration::from_secs(30), stream.read_to_end(&mut answer)).await;
+    // An answer to a refused body is small: at most 1 MiB of it is read.
+    let room = (1u64 << 20).saturating_sub(answer.len() as u64);
+    let rest =
+        tokio::time::timeout(std::time::Duration::from_secs(30), (&mut stream).take(room).read_to_end(&mut answer))
+            .await;
     if rest.is_err() && answer.is_empty() {
         return Err(broken("no answer within 30 s"));
     }
@@ -150,12 +154,15 @@ pub async fn post_oversized(http: &Http, body: &[u8]) -> Result<(u16, String), C
     Ok((status, body))
 }
 
-/// Reads an open response to its end (at most 30 s between frames); the text.
+/// Reads an open response to its end (at most 30 s between frames, and 16 MiB kept); the text.
 pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
     let mut seen = String::new();
     while let Ok(Some(Ok(frame))) =
         tokio::time::timeout(std::time::Duration::from_secs(30), response.body_mut().frame()).await
     {
+        if seen.len() > 16 << 20 {
+            continue;
+        }
         if let Some(data) = frame.data_ref() {
             seen.push_str(&String::from_utf8_lossy(data));
         }
