@@ -109,10 +109,22 @@ impl Reply {
 
 /// The start of a body for a transcript (only the first few KiB are ever looked at: bodies can be
 /// megabytes of picture).
+/// A body that is not text (a picture) is shown as its length, and control characters are escaped, so
+/// a transcript never writes raw bytes to a terminal or a report.
 fn excerpt(body: &[u8]) -> String {
-    let head = String::from_utf8_lossy(&body[..body.len().min(2400)]);
-    let mut cut: String = head.chars().take(600).collect();
-    if body.len() > cut.len() {
+    let start = &body[..body.len().min(2400)];
+    // A character cut at the 2400th byte is not a sign of binary; an invalid sequence before it is.
+    if let Err(e) = std::str::from_utf8(start)
+        && e.error_len().is_some()
+    {
+        return format!("<{} bytes, not text>", body.len());
+    }
+    let head = String::from_utf8_lossy(start);
+    let mut cut = String::new();
+    for c in head.chars().take(600) {
+        if c.is_control() && c != '\n' && c != '\t' { cut.extend(c.escape_default()) } else { cut.push(c) }
+    }
+    if body.len() > head.chars().take(600).map(char::len_utf8).sum::<usize>() {
         cut.push('…');
     }
     cut
@@ -294,4 +306,18 @@ fn shown_headers(headers: &HeaderMap) -> Vec<(String, String)> {
         .filter(|(name, _)| name.as_str() != "date")
         .map(|(name, value)| (name.to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::excerpt;
+
+    #[test]
+    fn a_picture_is_shown_as_its_length_and_control_characters_escaped() {
+        assert_eq!(excerpt(b"\x89PNG\r\n\x1a\n\0\0\0"), "<11 bytes, not text>");
+        assert_eq!(excerpt(b"a\x1b[31mb\nc\td"), "a\\u{1b}[31mb\nc\td");
+        let long = "é".repeat(1300);
+        assert_eq!(excerpt(long.as_bytes()), format!("{}…", "é".repeat(600)));
+        assert_eq!(excerpt(b"{}"), "{}");
+    }
 }

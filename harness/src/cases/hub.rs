@@ -142,9 +142,9 @@ pub fn cases() -> Vec<Case> {
             "5.6",
             Must,
             MCP,
-            "every character of a tool's name outside [A-Za-z0-9_-] is offered as _ (- and _ kept); names that clean to one are numbered _2, _3 in order",
+            "every character of a tool's name outside [A-Za-z0-9_-] is offered as _ (- and _ kept); names that clean to one are numbered _2, _3 in order, skipping a number a tool's own name already has",
             names_cleaned,
-            ["names-unclean"]
+            ["names-unclean", "numbers-collide"]
         ),
         case!(
             "mcp.tool-names.at-63-64-65",
@@ -195,19 +195,22 @@ async fn status_shape(ctx: Ctx) -> CheckResult {
 
 async fn names_cleaned(ctx: Ctx) -> CheckResult {
     let status = mcp_status(&ctx).await?;
-    let names: Vec<String> = status["servers"][0]["tools"]
-        .as_array()
-        .map(|t| t.iter().filter_map(|t| t["name"].as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    for wanted in [
-        "fake__dash-and-dot_v2",
-        "fake__na_ve_tool",
-        "fake__big",
-        "fake__dup_name",
-        "fake__dup_name_2",
-        "fake__dup_name_3",
+    let tools = status["servers"][0]["tools"].as_array().cloned().unwrap_or_default();
+    let offered = |tool: &str| tools.iter().find(|t| t["tool"] == tool).and_then(|t| t["name"].as_str());
+    // The fixture's tools/list order decides the numbers: a numbered name is the first one free, and a
+    // tool's own name (`pair_x_2`, listed first) is taken like any other.
+    for (tool, wanted) in [
+        ("dash-and-dot.v2", "fake__dash-and-dot_v2"),
+        ("naïve tool", "fake__na_ve_tool"),
+        ("big", "fake__big"),
+        ("dup_name", "fake__dup_name"),
+        ("dup.name", "fake__dup_name_2"),
+        ("dup name", "fake__dup_name_3"),
+        ("pair_x_2", "fake__pair_x_2"),
+        ("pair_x", "fake__pair_x"),
+        ("pair.x", "fake__pair_x_3"),
     ] {
-        expect(names.iter().any(|n| n == wanted), format!("a tool offered as {wanted}"), format!("{names:?}"))?;
+        expect_eq(&format!("the name offered for the tool {tool:?}"), Some(wanted), offered(tool))?;
     }
     Ok(())
 }

@@ -53,6 +53,15 @@ pub fn cases() -> Vec<Case> {
             ["lift-short-runs"]
         ),
         case!(
+            "lift.padding-completes-the-group",
+            "11.2",
+            Must,
+            BASIC,
+            "a PNG whose base64 ends without padding (2 or 3 characters in its last group) is lifted; with one = where two belong, or two where one does, it stays as sent",
+            padding_boundary,
+            ["lift-partial-padding"]
+        ),
+        case!(
             "lift.eight-per-message",
             "11.4",
             Must,
@@ -258,6 +267,34 @@ async fn run_length_boundary(ctx: Ctx) -> CheckResult {
         let wanted = if lifted { note("image/png", png.len()).len() } else { run.len() };
         let how = if lifted { "lifted: its note" } else { "left as sent: one token per character" };
         expect_eq(&format!("prompt tokens a {}-character run adds ({how})", run.len()), wanted as i64, tokens - empty)?;
+    }
+    Ok(())
+}
+
+async fn padding_boundary(ctx: Ctx) -> CheckResult {
+    use base64::engine::general_purpose::STANDARD_NO_PAD;
+    let empty = prompt_tokens(&complete(&ctx.http, &tool_text("")).await?)?;
+    // 769 bytes end in a group of 2 characters (two = complete it); 770 in a group of 3 (one = does).
+    let (two_left, three_left) =
+        (fixtures::images::padded_png_of(769, 8, 6), fixtures::images::padded_png_of(770, 8, 6));
+    // 49,153 bytes: 65,538 characters, past the first 64 KiB of a run (read another way by some servers).
+    let long = fixtures::images::padded_png_of(49_153, 8, 6);
+    let bare = |png: &[u8]| STANDARD_NO_PAD.encode(png);
+    let rows: [(&str, String, Option<usize>); 6] = [
+        ("a PNG ending in 2 characters, no padding", bare(&two_left), Some(two_left.len())),
+        ("a PNG ending in 3 characters, no padding", bare(&three_left), Some(three_left.len())),
+        ("a PNG ending in 2 characters and one =", format!("{}=", bare(&two_left)), None),
+        ("a PNG ending in 3 characters and two =", format!("{}==", bare(&three_left)), None),
+        ("a 65,538-character PNG, no padding", bare(&long), Some(long.len())),
+        ("a 65,538-character PNG and one =", format!("{}=", bare(&long)), None),
+    ];
+    for (what, run, lifted) in rows {
+        let tokens = prompt_tokens(&complete(&ctx.http, &tool_text(&run)).await?)?;
+        let (wanted, how) = match lifted {
+            Some(bytes) => (note("image/png", bytes).len(), "lifted: its note"),
+            None => (run.len(), "left as sent: one token per character"),
+        };
+        expect_eq(&format!("prompt tokens {what} adds ({how})"), wanted as i64, tokens - empty)?;
     }
     Ok(())
 }

@@ -24,9 +24,9 @@ pub fn cases() -> Vec<Case> {
             "10.1",
             Must,
             ANSWER_ONLY,
-            "a reference to a name that is a picture beside the cache folder, or in a folder of the same name, is never read: it costs what a name nowhere costs",
+            "a reference to a name that is a picture beside the cache folder, or in a folder of the same name, or a link or FIFO in the cache, is never read: it costs what a name nowhere costs",
             only_inside_the_cache,
-            ["refs-read-beside"]
+            ["refs-read-beside", "refs-follow-links"]
         ),
         case!(
             "refs.resolve-to-their-picture",
@@ -85,10 +85,30 @@ async fn only_inside_the_cache(ctx: Ctx) -> CheckResult {
     let nested = cache.join("tool-media");
     std::fs::create_dir_all(&nested).map_err(|e| crate::case::broken(e.to_string()))?;
     write(nested.join(&name))?;
-    let planted = prompt_tokens(&complete(&ctx.http, &later_turn(Some(&format!("strata-tool-media:{name}")))).await?)?;
+    // In the cache itself: a link to that picture, and a FIFO (a reader that opens it blocking waits
+    // for a writer that never comes). Neither is a picture in the cache (SPEC 9.7's non-regular file).
+    let linked = format!("{}.png", super::common::sha256(b"a link to a picture outside"));
+    std::os::unix::fs::symlink(beside.join(&name), cache.join(&linked))
+        .map_err(|e| crate::case::broken(e.to_string()))?;
+    let fifo = format!("{}.png", super::common::sha256(b"a FIFO in the cache"));
+    let made = std::process::Command::new("mkfifo").arg(cache.join(&fifo)).status();
+    crate::case::expect(
+        made.as_ref().is_ok_and(|s| s.success()),
+        "a FIFO planted in the cache (mkfifo)",
+        format!("{made:?}"),
+    )?;
     let nowhere = format!("strata-tool-media:{}.png", "0".repeat(64));
     let missing = prompt_tokens(&complete(&ctx.http, &later_turn(Some(&nowhere))).await?)?;
-    expect_eq("prompt tokens for a name only found outside the cache (a name found nowhere)", missing, planted)
+    for (what, planted) in [
+        ("a name only found outside the cache", &name),
+        ("a link in the cache to a picture outside it", &linked),
+        ("a FIFO in the cache", &fifo),
+    ] {
+        let turn = later_turn(Some(&format!("strata-tool-media:{planted}")));
+        let tokens = prompt_tokens(&complete(&ctx.http, &turn).await?)?;
+        expect_eq(&format!("prompt tokens for {what} (a name found nowhere)"), missing, tokens)?;
+    }
+    Ok(())
 }
 
 async fn resolve(ctx: Ctx) -> CheckResult {

@@ -1,6 +1,6 @@
 //! SPEC §8: tool pictures cached by SHA-256 and announced as `media`.
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 
 use base64::Engine;
 use fixtures::images::{PictureFormat, picture};
@@ -51,6 +51,11 @@ const BLOCKED: Scenario = own("blocked-cache", || {
 });
 const PERSIST: Scenario =
     own("persist", || Setup::mcp(Some(true)).scripts(vec![call("picture", &[("seed", "11")]), answer("ok")]));
+/// A picture no other scenario caches, so a file planted under its name meets it first.
+const STALE: Scenario = own("stale-file", || {
+    Setup::mcp(Some(true))
+        .scripts(vec![call("picture", &[("width", "80"), ("height", "60"), ("seed", "83")]), answer("ok")])
+});
 const CONCURRENT: Scenario =
     own("concurrent", || {
         Setup::mcp(Some(true))
@@ -201,6 +206,15 @@ pub fn cases() -> Vec<Case> {
             ["forgetful-cache"]
         ),
         case!(
+            "media.stale-file-replaced",
+            "8.3",
+            Must,
+            STALE,
+            "a half-written file already under a picture's name (left by a crash) is replaced when the picture comes: the picture is then served whole",
+            stale_file_replaced,
+            ["stale-files-kept"]
+        ),
+        case!(
             "media.concurrent-turns-announce-whole-files",
             "8.3",
             Must,
@@ -224,6 +238,27 @@ async fn cached_by_hash(ctx: Ctx) -> CheckResult {
     let name = url.rsplit('/').next().unwrap_or_default();
     expect_eq("the name's hash is the body's SHA-256", format!("{}.png", sha256(&reply.body)), name.to_string())?;
     expect_eq("the bytes the tool sent", sha256(&expected_png()), sha256(&reply.body))
+}
+
+async fn stale_file_replaced(ctx: Ctx) -> CheckResult {
+    let png = picture(PictureFormat::Png, 80, 60, 83);
+    let name = format!("{}.png", sha256(&png));
+    let dir = ctx.cache_dir()?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| broken(format!("{}: {e}", dir.display())))?;
+    // The first half of the picture, as a writer that died half-way (not through a temp file) leaves it.
+    std::fs::write(dir.join(&name), &png[..png.len() / 2]).map_err(|e| broken(format!("{name}: {e}")))?;
+    std::fs::set_permissions(dir.join(&name), std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| broken(format!("{name}: {e}")))?;
+    let media = one_picture(&ctx).await?;
+    expect_eq("the picture's name", name.as_str(), media.name())?;
+    let reply = fetch(&ctx.http, &media.url).await?;
+    expect_eq("status", 200, reply.status)?;
+    expect_eq("Content-Length", Some(png.len().to_string()), reply.header("content-length"))?;
+    expect_eq("the bytes served (the SHA-256 of the whole picture)", sha256(&png), sha256(&reply.body))
 }
 
 async fn private_files(ctx: Ctx) -> CheckResult {
