@@ -39,7 +39,7 @@ pub fn cases() -> Vec<Case> {
             "11.5",
             Must,
             BASIC,
-            "without a vision encoder a lifted picture's base64 is dropped and its note stays: PNGs of exactly 1024 and 1028 base64 characters, a JPEG, a WebP, one behind a data: prefix",
+            "without a vision encoder a lifted picture's base64 is dropped and its note stays: PNGs of exactly 1024 and 1028 base64 characters, a JPEG, a WebP, a GIF89a, a GIF87a, one behind a data: prefix",
             no_encoder_note_only,
             ["lift-keeps-base64"]
         ),
@@ -93,7 +93,7 @@ pub fn cases() -> Vec<Case> {
             "11.3",
             Must,
             VISION,
-            "long base64 that is not a picture is left exactly as sent",
+            "long base64 that is not a picture is left exactly as sent: plain bytes, a BM with no BMP header, a RIFF WAVE sound, a GIF88a",
             non_pictures_untouched,
             ["lift-anything"]
         ),
@@ -194,7 +194,17 @@ async fn non_pictures_untouched(ctx: Ctx) -> CheckResult {
     // Plain bytes, and bytes that start like a BMP (`Qk` in base64) with no header after: neither is
     // a picture, so each stays as sent.
     let bmp_lookalike = [&b"BM"[..], &[7u8; 3000]].concat();
-    for (what, bytes) in [("plain bytes", vec![42u8; 3000]), ("a BM lookalike", bmp_lookalike)] {
+    // A RIFF file that is not WebP (a WAVE sound): RIFF alone is not WebP's magic, RIFF…WEBP is.
+    let wave = [&b"RIFF"[..], &3000u32.to_le_bytes(), b"WAVEfmt ", &[7u8; 3000]].concat();
+    // GIF's magic is GIF87a or GIF89a; GIF88a is neither.
+    let gif_lookalike = [&b"GIF88a"[..], &[7u8; 3000]].concat();
+    let rows = [
+        ("plain bytes", vec![42u8; 3000]),
+        ("a BM lookalike", bmp_lookalike),
+        ("a RIFF WAVE sound", wave),
+        ("a GIF88a lookalike", gif_lookalike),
+    ];
+    for (what, bytes) in rows {
         let blob = encoded(&bytes);
         let with = prompt_tokens(&complete(&ctx.http, &body(&blob)).await?)?;
         expect_eq(&format!("prompt tokens {what} take (one per base64 character)"), blob.len() as i64, with - without)?;
@@ -221,7 +231,10 @@ async fn no_encoder_note_only(ctx: Ctx) -> CheckResult {
     let jpeg = picture(PictureFormat::Jpeg, 64, 48, 5);
     let webp = picture(PictureFormat::Webp, 64, 48, 6);
     let two_pads = padded_png_of(772, 8, 6);
-    let rows: [(&str, String, String); 7] = [
+    let gif89 = picture(PictureFormat::Gif, 64, 48, 7);
+    // The same picture under the older header (a GIF87a reader reads this one alike).
+    let gif87 = [&b"GIF87a"[..], &gif89[6..]].concat();
+    let rows: [(&str, String, String); 9] = [
         ("a PNG of exactly 1024 base64 characters", encoded(&exact), note("image/png", exact.len())),
         ("a PNG of 1028 base64 characters", encoded(&longer), note("image/png", longer.len())),
         ("a JPEG", encoded(&jpeg), note("image/jpeg", jpeg.len())),
@@ -238,6 +251,8 @@ async fn no_encoder_note_only(ctx: Ctx) -> CheckResult {
             format!("data:image/;base64,{}", note("image/png", longer.len())),
         ),
         ("a WebP", encoded(&webp), note("image/webp", webp.len())),
+        ("a GIF89a", encoded(&gif89), note("image/gif", gif89.len())),
+        ("a GIF87a", encoded(&gif87), note("image/gif", gif87.len())),
         (
             "a PNG behind data:image/png;base64,",
             format!("data:image/png;base64,{}", encoded(&longer)),

@@ -73,6 +73,38 @@ const STRUCTURED: Scenario = own("structured-content", || {
     )
 });
 
+/// The picture tool returning a GIF or a BMP, small or large, by the request's model name; with a vision
+/// encoder, so a picture handed to the model would show in the prompt's size.
+const GIF_AND_BMP: Scenario = own("gif-and-bmp", || {
+    let set = |format: &str, width: &str, height: &str| {
+        json!([
+            call("picture", &[("format", format), ("width", width), ("height", height), ("seed", "7")]),
+            answer("ok")
+        ])
+    };
+    // Each request replays its set from the start (the stream and the plain request both call the tool).
+    Setup::mcp(Some(true)).vision().set("engine", "restart_per_request", json!(true)).set(
+        "engine",
+        "script_sets",
+        json!({
+            "gif-small": set("gif", "100", "100"), "gif-large": set("gif", "640", "480"),
+            "bmp-small": set("bmp", "100", "100"), "bmp-large": set("bmp", "640", "480"),
+        }),
+    )
+});
+
+/// One pass calling for a JPEG, a WebP, a PNG as a resource blob, and the same PNG blob labelled as
+/// something other than a picture.
+const FORMATS: Scenario = own("formats-and-blobs", || {
+    let calls: [(&str, &[(&str, &str)]); 4] = [
+        ("fake__picture", &[("format", "jpeg"), ("width", "72"), ("height", "40"), ("seed", "61")]),
+        ("fake__picture", &[("format", "webp"), ("width", "56"), ("height", "44"), ("seed", "62")]),
+        ("fake__resource_picture", &[("seed", "63")]),
+        ("fake__resource_picture", &[("seed", "64"), ("mime", "application/octet-stream")]),
+    ];
+    Setup::mcp(Some(true)).scripts(vec![fixtures::scripts::calls_script(&calls), answer("ok")])
+});
+
 /// The picture tool with `mcp.image_results` not in the configuration at all.
 const FEATURE_ABSENT: Scenario =
     own("feature-absent", || Setup::mcp(None).scripts(vec![call("picture", &[("seed", "31")]), answer("ok")]));
@@ -206,11 +238,29 @@ pub fn cases() -> Vec<Case> {
             ["forgetful-cache"]
         ),
         case!(
+            "media.jpeg-webp-and-resource-blobs",
+            "8.2",
+            Must,
+            FORMATS,
+            "a JPEG and a WebP are cached as .jpg and .webp and served with their Content-Type, byte for byte; a PNG resource blob labelled image/png is cached like an image block, one labelled otherwise is not",
+            formats_and_blobs,
+            ["jpeg-webp-refused", "blob-label-ignored"]
+        ),
+        case!(
+            "media.gif-and-bmp-stay-text",
+            "8.2",
+            Must,
+            GIF_AND_BMP,
+            "a GIF or a BMP from a tool is neither cached nor shown to the model, even with a vision encoder: no media entry, and a 640x480 one costs the prompt only its longer 7.1 text over a 100x100 one",
+            gif_and_bmp_stay_text,
+            ["gif-and-bmp-shown"]
+        ),
+        case!(
             "media.stale-file-replaced",
             "8.3",
             Must,
             STALE,
-            "a half-written file already under a picture's name (left by a crash) is replaced when the picture comes: the picture is then served whole",
+            "a half-written file already under a picture's name (left by a crash), even one a client has read, is replaced when the picture comes: the picture is then served whole",
             stale_file_replaced,
             ["stale-files-kept"]
         ),
@@ -240,6 +290,72 @@ async fn cached_by_hash(ctx: Ctx) -> CheckResult {
     expect_eq("the bytes the tool sent", sha256(&expected_png()), sha256(&reply.body))
 }
 
+async fn formats_and_blobs(ctx: Ctx) -> CheckResult {
+    let results = stream(&ctx.http, opt_in()).await?.results()?;
+    expect_eq("results", 4, results.len())?;
+    let wanted = [
+        (picture(PictureFormat::Jpeg, 72, 40, 61), "image/jpeg", "jpg", (72, 40)),
+        (picture(PictureFormat::Webp, 56, 44, 62), "image/webp", "webp", (56, 44)),
+        (picture(PictureFormat::Png, 40, 30, 63), "image/png", "png", (40, 30)),
+    ];
+    for (result, (bytes, mime, extension, (width, height))) in results.iter().zip(wanted) {
+        let name = format!("{}.{extension}", sha256(&bytes));
+        let entry = json!({"ref": format!("strata-tool-media:{name}"), "url": format!("/tool-media/{name}"),
+            "mime": mime, "bytes": bytes.len(), "width": width, "height": height});
+        expect_eq(
+            &format!("the media of the {mime} result"),
+            vec![entry],
+            result.media.iter().map(|m| m.raw.clone()).collect::<Vec<_>>(),
+        )?;
+        let reply = fetch(&ctx.http, &format!("/tool-media/{name}")).await?;
+        expect_eq(&format!("status of {name}"), 200, reply.status)?;
+        expect_eq(&format!("Content-Type of {name}"), Some(mime.to_string()), reply.header("content-type"))?;
+        expect_eq(&format!("the bytes of {name} (their SHA-256)"), sha256(&bytes), sha256(&reply.body))?;
+    }
+    let unlabelled = &results[3];
+    expect(
+        unlabelled.media.is_empty(),
+        "no media for a PNG blob labelled application/octet-stream",
+        unlabelled.raw.to_string(),
+    )?;
+    let not_shown = "[resource fixture://picture.png (application/octet-stream), not shown]";
+    expect(unlabelled.text.contains(not_shown), format!("its 7.1 text {not_shown}"), unlabelled.text.clone())
+}
+
+async fn gif_and_bmp_stay_text(ctx: Ctx) -> CheckResult {
+    let asked = |model: String| {
+        let mut body = opt_in();
+        body["model"] = json!(model);
+        body
+    };
+    for (format, name) in [(PictureFormat::Gif, "gif"), (PictureFormat::Bmp, "bmp")] {
+        let mut tokens = Vec::new();
+        let mut notes = Vec::new();
+        for (size, width, height) in [("small", 100, 100), ("large", 640, 480)] {
+            let model = format!("{name}-{size}");
+            // SPEC 7.1's text for it, written here: N = base64 length × 3 / 4, thousands separated.
+            let encoded_len = base64::engine::general_purpose::STANDARD.encode(picture(format, width, height, 7)).len();
+            let note = format!(
+                "[image ({}, {} bytes): not shown to the model]",
+                format.mime(),
+                super::common::with_commas(encoded_len * 3 / 4)
+            );
+            let result = first_result(&stream(&ctx.http, asked(model.clone())).await?)?;
+            expect(result.media.is_empty(), format!("no media entry for the {model} picture"), result.raw.to_string())?;
+            expect(result.text.contains(&note), format!("the result text holds {note}"), result.text.clone())?;
+            tokens.push(super::common::prompt_tokens(&super::common::complete(&ctx.http, &asked(model)).await?)?);
+            notes.push(note);
+        }
+        // The two turns differ only in the picture, and the widths and heights have as many digits.
+        expect_eq(
+            &format!("prompt tokens a 640x480 {name} adds over a 100x100 one (its longer text, no picture)"),
+            (notes[1].len() - notes[0].len()) as i64,
+            tokens[1] - tokens[0],
+        )?;
+    }
+    Ok(())
+}
+
 async fn stale_file_replaced(ctx: Ctx) -> CheckResult {
     let png = picture(PictureFormat::Png, 80, 60, 83);
     let name = format!("{}.png", sha256(&png));
@@ -253,6 +369,8 @@ async fn stale_file_replaced(ctx: Ctx) -> CheckResult {
     std::fs::write(dir.join(&name), &png[..png.len() / 2]).map_err(|e| broken(format!("{name}: {e}")))?;
     std::fs::set_permissions(dir.join(&name), std::fs::Permissions::from_mode(0o600))
         .map_err(|e| broken(format!("{name}: {e}")))?;
+    // A client reads the half file first (whatever it gets, a server must not keep serving it).
+    fetch(&ctx.http, &format!("/tool-media/{name}")).await?;
     let media = one_picture(&ctx).await?;
     expect_eq("the picture's name", name.as_str(), media.name())?;
     let reply = fetch(&ctx.http, &media.url).await?;

@@ -60,12 +60,6 @@ impl MediaName {
     }
 }
 
-impl std::fmt::Display for MediaName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 /// A `strata-tool-media:` URL whose name is not a media name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a strata-tool-media reference must name a cached picture as <64 lowercase hex digits>.<png|jpg|webp>")]
