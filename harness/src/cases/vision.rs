@@ -86,9 +86,9 @@ pub fn cases() -> Vec<Case> {
             "12.2",
             Must,
             USER_PICTURES,
-            "32 picture sizes (both resize branches, halves, extreme shapes) each take the image tokens SPEC 12.2's formula gives",
+            "34 picture sizes (both resize branches, halves, extreme shapes, grids exactly at max_pixels and min_pixels) each take the image tokens SPEC 12.2's formula gives",
             geometry_table,
-            ["no-vision-pads"]
+            ["no-vision-pads", "max-pixels-inclusive"]
         ),
         case!(
             "vision.mcp-picture-tokens",
@@ -112,8 +112,12 @@ async fn mcp_picture_tokens(ctx: Ctx) -> CheckResult {
 
 /// Picture sizes (width, height) for the geometry table: both branches of the resize (a picture over
 /// `max_pixels` shrinks, floor; one under `min_pixels` grows, ceil), sides whose twenty-eighths end in
-/// a half (rounded to even), extreme shapes, and ordinary screens.
-const SIZES: [(u32, u32); 32] = [
+/// a half (rounded to even), extreme shapes, ordinary screens, and sides that round to a grid of
+/// exactly `max_pixels` (1120x890 → 1120x896) or exactly `min_pixels` (58x54 → 56x56), which neither
+/// scale (the clause's "over" and "under" are strict).
+const SIZES: [(u32, u32); 34] = [
+    (1120, 890),
+    (58, 54),
     (1, 1),
     (10, 10),
     (27, 27),
