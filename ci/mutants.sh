@@ -12,8 +12,16 @@
 #   ci/mutants.sh --file reference-server/src/auth.rs   # one module (cargo-mutants options pass through)
 #   ci/mutants.sh --shard 1/8              # one eighth of them
 #   ci/mutants.sh --iterate                # again, only the mutants the last run did not catch
-# Prints the kill rate (caught / (caught + missed); unviable mutants do not count) and the survivors,
-# and compares them with ci/mutants-surviving.txt (each survivor there is killed later or explained).
+#   ci/mutants.sh --with-equivalents       # test the mutants listed as equivalent too (see below)
+# Prints the kill rate (caught / (caught + missed); unviable mutants do not count), per module and in
+# all, and the survivors, compared with ci/mutants-surviving.txt.
+#
+# ci/mutants-surviving.txt lists every mutant a run did not catch: "killed by <case>" (a case added
+# since), "open" (what would settle it), or "equivalent" — a change no client can see, such as the
+# stride of the lifting scan or the size of a buffer (cost, not outcome), each with the reason. The
+# equivalent ones are left out of a run (--exclude-re, by their exact names) unless --with-equivalents
+# is given, so the rate is over the mutants a case could catch; the summary says how many were left
+# out, and a listed name that no longer names a mutant (the code moved) is reported, to be re-read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MUTANTS_VERSION=27.1.0
@@ -34,35 +42,87 @@ if ! printf '%s\n' "$@" | grep -q -- '^--file'; then
     done
 fi
 out=target/mutants
+# Every mutant of the chosen files, named as cargo-mutants names them: what the summary counts against.
+listed=("${files[@]}")
+args=("$@")
+for i in "${!args[@]}"; do
+    case "${args[$i]}" in
+        --file) listed+=(--file "${args[$((i + 1))]}") ;;
+        --file=*) listed+=("${args[$i]}") ;;
+    esac
+done
+mkdir -p target
+cargo mutants --package reference-server --list "${listed[@]}" > target/mutants-all.txt
+# The mutants explained as equivalent, by exact name (regex meta characters escaped, anchored): left out.
+mapfile -t equivalent < <(python3 -c '
+import sys
+for line in open(sys.argv[1]):
+    name, _, why = line.partition(" — ")
+    if not line.startswith("#") and why.startswith("equivalent"):
+        print("^" + "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in name.strip()) + "$")
+' ci/mutants-surviving.txt)
+excluded=()
+passed=()
+for arg in "$@"; do [ "$arg" = --with-equivalents ] || passed+=("$arg"); done
+if [ ${#passed[@]} -eq $# ]; then
+    for re in "${equivalent[@]}"; do excluded+=(--exclude-re "$re"); done
+fi
+set -- "${passed[@]}"
 # Gitignored files (node_modules, .libtorch) are not copied to the scratch tree.
 # --in-place (mutating this tree, whose target folder is warm: ~12 s a mutant here) cannot be combined
 # with --gitignore.
 copy=(--gitignore true)
 if printf '%s\n' "$@" | grep -qx -- '--in-place'; then copy=(); fi
-# --iterate tests again only what the last run did not catch (after new cases): keep its output.
+# --iterate tests again only what the last run did not catch (after new cases): keep its output. It
+# carries earlier unviable mutants over among the "previously caught", so they are kept apart here.
 if ! printf '%s\n' "$@" | grep -qx -- '--iterate'; then rm -rf "$out"; fi
+if [ -f "$out/mutants.out/unviable.txt" ]; then
+    cat "$out/mutants.out/unviable.txt" "$out/unviable-earlier.txt" 2>/dev/null | sort -u > "$out/unviable.tmp"
+    mv "$out/unviable.tmp" "$out/unviable-earlier.txt"
+fi
 # Only the conformance test target is built (--cargo-arg reaches the build and the test), without debug
 # information: a mutant's incremental build is a few seconds instead of relinking every test binary.
 export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
 cargo mutants --package reference-server --no-shuffle --timeout 300 "${copy[@]}" --output "$out" \
-    --cargo-arg=--test=mediacheck "${files[@]}" "$@" \
+    --cargo-arg=--test=mediacheck "${files[@]}" "${excluded[@]}" "$@" \
     || true   # missed mutants make cargo-mutants exit non-zero; the summary below says what
 [ -f "$out/mutants.out/caught.txt" ] || { echo "ci/mutants.sh: cargo-mutants tested nothing (see above)" >&2; exit 2; }
 
-python3 - "$out/mutants.out" ci/mutants-surviving.txt <<'PY'
+python3 - "$out/mutants.out" ci/mutants-surviving.txt target/mutants-all.txt "$out/unviable-earlier.txt" <<'PY'
 import os, sys
-out, known_file = sys.argv[1], sys.argv[2]
+from collections import Counter
+out, known_file, all_file, unviable_earlier = sys.argv[1:5]
 def lines(name):
     path = os.path.join(out, name)
-    return [l.strip() for l in open(path)] if os.path.exists(path) else []
-caught, missed, timeout, unviable = (lines(n) for n in ("caught.txt", "missed.txt", "timeout.txt", "unviable.txt"))
-# With --iterate, what earlier runs caught is listed apart and counts as caught.
-caught = sorted(set(caught) | set(lines("previously_caught.txt")))
-viable = len(caught) + len(missed)
-rate = 100.0 * len(caught) / viable if viable else 0.0
-print(f"mutants: {len(caught)} caught, {len(missed)} missed, {len(timeout)} timed out, {len(unviable)} unviable: "
-      f"kill rate {rate:.1f} %")
-known = {l.split(" — ")[0].strip() for l in open(known_file) if l.strip() and not l.startswith("#")}
-for mutant in missed:
-    print(("  known (ci/mutants-surviving.txt): " if mutant in known else "  NEW survivor: ") + mutant)
+    return {l.strip() for l in open(path) if l.strip()} if os.path.exists(path) else set()
+everything = {l.strip() for l in open(all_file) if l.strip()}
+# With --iterate, what earlier runs caught is listed apart and counts as caught; a name the code no
+# longer has (lines moved) counts for nothing.
+missed, timeout, unviable = (lines(n) & everything for n in ("missed.txt", "timeout.txt", "unviable.txt"))
+unviable |= lines(os.path.relpath(unviable_earlier, out)) & everything
+caught = ((lines("caught.txt") | lines("previously_caught.txt")) & everything) - unviable
+explained = {}
+for line in open(known_file):
+    if line.strip() and not line.startswith("#"):
+        name, _, why = line.partition(" — ")
+        explained[name.strip()] = why.strip()
+equivalent = {n for n, why in explained.items() if why.startswith("equivalent")}
+left_out = (equivalent & everything) - caught - missed
+module = lambda name: name.split(":")[0].removeprefix("reference-server/src/")
+count = lambda names: Counter(module(n) for n in names)
+c, m, e, a, u = count(caught), count(missed), count(left_out), count(everything), count(unviable)
+print(f"{'module':<22} {'mutants':>7} {'caught':>6} {'missed':>6} {'equiv.':>6} {'unviable':>8} {'untested':>8} {'kill rate':>9} {'with equiv.':>11}")
+def row(label, c, m, e, a, u):
+    rate = f"{100 * c / (c + m):.1f} %" if c + m else "-"
+    raw = f"{100 * c / (c + m + e):.1f} %" if c + m + e else "-"
+    print(f"{label:<22} {a:>7} {c:>6} {m:>6} {e:>6} {u:>8} {a - c - m - e - u:>8} {rate:>9} {raw:>11}")
+for name in sorted(a):
+    row(name, c[name], m[name], e[name], a[name], u[name])
+row("all", len(caught), len(missed), len(left_out), len(everything), len(unviable))
+print(f"mutants: {len(caught)} caught, {len(missed)} missed, {len(timeout)} timed out, {len(unviable)} unviable, "
+      f"{len(left_out)} equivalent left out: kill rate {100 * len(caught) / max(1, len(caught) + len(missed)):.1f} %")
+for mutant in sorted(missed):
+    print(("  known (ci/mutants-surviving.txt): " if mutant in explained else "  NEW survivor: ") + mutant)
+for mutant in sorted(n for n in explained if n not in everything):
+    print("  listed in ci/mutants-surviving.txt but no longer a mutant (the code moved; read it again): " + mutant)
 PY

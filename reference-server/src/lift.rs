@@ -131,7 +131,7 @@ const CHUNK: usize = 64 << 10;
 ///
 /// The hostile case is a text full of runs that start like a picture and are not one. So a run that
 /// ends within its first [`CHUNK`] bytes (found by the fast class scan) is decoded only once its
-/// length, padding, last symbol and size show it decodes, into a buffer of its exact size; a longer
+/// length, padding and last symbol show it decodes; a longer
 /// run is decoded chunk by chunk as it is read, and its cost is a decode of as many bytes.
 fn take_run(bytes: &[u8], start: usize, known: usize) -> (usize, Option<LiftedPicture>) {
     let head_len = 16.min(known - start) / 4 * 4;
@@ -152,14 +152,17 @@ fn take_run(bytes: &[u8], start: usize, known: usize) -> (usize, Option<LiftedPi
     }
 }
 
-/// A run whose end is known: checked, then decoded once into a buffer of its exact size.
+// A short run (under one chunk) decodes to less than the size cap, so only a long run is measured.
+const _: () = assert!(CHUNK / 4 * 3 < MAX_PICTURE_BYTES);
+
+/// A run whose end is known (shorter than a chunk): checked, then decoded once, the decoder sizing
+/// the buffer from the run's length.
 fn decode_short_run(bytes: &[u8], start: usize, end: usize) -> (usize, Option<Vec<u8>>) {
     let padded = padding_end(bytes, end);
-    let decoded_len = (end - start) / 4 * 3 + ((end - start) % 4).saturating_sub(1);
-    if !decodes(bytes, start, end, padded) || decoded_len > MAX_PICTURE_BYTES {
+    if !decodes(bytes, start, end, padded) {
         return (padded, None);
     }
-    let mut out = Vec::with_capacity(decoded_len);
+    let mut out = Vec::new();
     match DECODER.decode_vec(&bytes[start..padded], &mut out) {
         Ok(()) => (padded, Some(out)),
         Err(_) => (padded, None),
@@ -172,7 +175,7 @@ fn decode_long_run(bytes: &[u8], start: usize) -> (usize, Option<Vec<u8>>) {
     let mut at = start;
     while let Some(chunk) = bytes.get(at..at + CHUNK) {
         let before = out.len();
-        out.reserve(CHUNK / 4 * 3);
+        // decode_vec grows the buffer by the chunk's decoded length itself.
         match general_purpose::STANDARD_NO_PAD.decode_vec(chunk, &mut out) {
             Ok(()) => at += CHUNK,
             Err(_) => {

@@ -57,7 +57,7 @@ pub fn cases() -> Vec<Case> {
             "11.2",
             Must,
             BASIC,
-            "a PNG whose base64 ends without padding (2 or 3 characters in its last group) is lifted; with one = where two belong, or two where one does, it stays as sent",
+            "a PNG whose base64 ends in 2 or 3 characters is lifted without padding or with the = that complete its group; with one = where two belong, or two where one does, it stays as sent",
             padding_boundary,
             ["lift-partial-padding"]
         ),
@@ -295,9 +295,11 @@ async fn padding_boundary(ctx: Ctx) -> CheckResult {
     // 49,153 bytes: 65,538 characters, past the first 64 KiB of a run (read another way by some servers).
     let long = fixtures::images::padded_png_of(49_153, 8, 6);
     let bare = |png: &[u8]| STANDARD_NO_PAD.encode(png);
-    let rows: [(&str, String, Option<usize>); 6] = [
+    let rows: [(&str, String, Option<usize>); 8] = [
         ("a PNG ending in 2 characters, no padding", bare(&two_left), Some(two_left.len())),
         ("a PNG ending in 3 characters, no padding", bare(&three_left), Some(three_left.len())),
+        ("a PNG ending in 2 characters and ==", encoded(&two_left), Some(two_left.len())),
+        ("a PNG ending in 3 characters and =", encoded(&three_left), Some(three_left.len())),
         ("a PNG ending in 2 characters and one =", format!("{}=", bare(&two_left)), None),
         ("a PNG ending in 3 characters and two =", format!("{}==", bare(&three_left)), None),
         ("a 65,538-character PNG, no padding", bare(&long), Some(long.len())),
