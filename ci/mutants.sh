@@ -61,13 +61,16 @@ for line in open(sys.argv[1]):
     if not line.startswith("#") and why.startswith("equivalent"):
         print("^" + "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in name.strip()) + "$")
 ' ci/mutants-surviving.txt)
-excluded=()
+with_equivalents=false
 passed=()
-for arg in "$@"; do [ "$arg" = --with-equivalents ] || passed+=("$arg"); done
-if [ ${#passed[@]} -eq $# ]; then
+for arg in "$@"; do
+    if [ "$arg" = --with-equivalents ]; then with_equivalents=true; else passed+=("$arg"); fi
+done
+set -- "${passed[@]}"
+excluded=()
+if ! $with_equivalents; then
     for re in "${equivalent[@]}"; do excluded+=(--exclude-re "$re"); done
 fi
-set -- "${passed[@]}"
 # Gitignored files (node_modules, .libtorch) are not copied to the scratch tree.
 # --in-place (mutating this tree, whose target folder is warm: ~12 s a mutant here) cannot be combined
 # with --gitignore.
@@ -93,13 +96,13 @@ import os, sys
 from collections import Counter
 out, known_file, all_file, unviable_earlier = sys.argv[1:5]
 def lines(name):
-    path = os.path.join(out, name)
+    path = os.path.join(out, name)  # an absolute name stays as it is
     return {l.strip() for l in open(path) if l.strip()} if os.path.exists(path) else set()
 everything = {l.strip() for l in open(all_file) if l.strip()}
 # With --iterate, what earlier runs caught is listed apart and counts as caught; a name the code no
 # longer has (lines moved) counts for nothing.
 missed, timeout, unviable = (lines(n) & everything for n in ("missed.txt", "timeout.txt", "unviable.txt"))
-unviable |= lines(os.path.relpath(unviable_earlier, out)) & everything
+unviable |= lines(os.path.abspath(unviable_earlier)) & everything
 caught = ((lines("caught.txt") | lines("previously_caught.txt")) & everything) - unviable
 explained = {}
 for line in open(known_file):

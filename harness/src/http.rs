@@ -107,10 +107,10 @@ impl Reply {
     }
 }
 
-/// The start of a body for a transcript (only the first few KiB are ever looked at: bodies can be
-/// megabytes of picture).
-/// A body that is not text (a picture) is shown as its length, and control characters are escaped, so
-/// a transcript never writes raw bytes to a terminal or a report.
+/// The start of a body for a transcript: its first 600 characters (only the first few KiB are ever
+/// looked at: bodies can be megabytes of picture). A body that is not text (a picture) is shown as its
+/// length, and control characters are escaped, so a transcript never writes raw bytes to a terminal or
+/// a report.
 fn excerpt(body: &[u8]) -> String {
     let start = &body[..body.len().min(2400)];
     // A character cut at the 2400th byte is not a sign of binary; an invalid sequence before it is.
@@ -119,12 +119,12 @@ fn excerpt(body: &[u8]) -> String {
     {
         return format!("<{} bytes, not text>", body.len());
     }
-    let head = String::from_utf8_lossy(start);
-    let mut cut = String::new();
-    for c in head.chars().take(600) {
+    let (mut cut, mut shown_bytes) = (String::new(), 0);
+    for c in String::from_utf8_lossy(start).chars().take(600) {
+        shown_bytes += c.len_utf8();
         if c.is_control() && c != '\n' && c != '\t' { cut.extend(c.escape_default()) } else { cut.push(c) }
     }
-    if body.len() > head.chars().take(600).map(char::len_utf8).sum::<usize>() {
+    if body.len() > shown_bytes {
         cut.push('…');
     }
     cut

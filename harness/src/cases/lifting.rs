@@ -21,7 +21,7 @@ pub fn cases() -> Vec<Case> {
             "11.4",
             Must,
             BASIC,
-            "a PNG of exactly 32 MiB in tool text is lifted (its note alone reaches the model); one of 32 MiB and a byte is left as sent, so the prompt exceeds the context",
+            "PNGs of 32 MiB less a byte and of exactly 32 MiB in tool text are lifted (the note alone reaches the model); one of 32 MiB and a byte is left as sent, so the prompt exceeds the context",
             size_cap_boundary,
             ["lift-size-cap-off"]
         ),
@@ -340,11 +340,12 @@ async fn cap_boundary(ctx: Ctx) -> CheckResult {
 
 async fn size_cap_boundary(ctx: Ctx) -> CheckResult {
     const CAP: usize = 32 << 20;
-    let exact = fixtures::images::padded_png(CAP);
-    let lifted = prompt_tokens(&complete(&ctx.http, &tool_text(&encoded(&exact))).await?)?;
-    let by_hand = prompt_tokens(&complete(&ctx.http, &tool_text(&note("image/png", CAP))).await?)?;
-    drop(exact);
-    expect_eq("prompt tokens for a PNG of exactly 32 MiB (its note alone)", by_hand, lifted)?;
+    for (size, what) in [(CAP - 1, "32 MiB less a byte"), (CAP, "exactly 32 MiB")] {
+        let png = fixtures::images::padded_png(size);
+        let lifted = prompt_tokens(&complete(&ctx.http, &tool_text(&encoded(&png))).await?)?;
+        let by_hand = prompt_tokens(&complete(&ctx.http, &tool_text(&note("image/png", size))).await?)?;
+        expect_eq(&format!("prompt tokens for a PNG of {what} (its note alone)"), by_hand, lifted)?;
+    }
     let over = fixtures::images::padded_png(CAP + 1);
     let reply = ctx.http.post_json(CHAT, &tool_text(&encoded(&over))).send().await?;
     expect_eq("status for a PNG of 32 MiB and a byte (left as sent: over the context)", 400, reply.status)?;

@@ -291,14 +291,30 @@ async fn cached_by_hash(ctx: Ctx) -> CheckResult {
 }
 
 async fn formats_and_blobs(ctx: Ctx) -> CheckResult {
-    let results = stream(&ctx.http, opt_in()).await?.results()?;
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let results = stream.results()?;
     expect_eq("results", 4, results.len())?;
+    // SPEC does not order the results of one pass: each is found by its call's seed (call events).
+    let seeds: std::collections::HashMap<String, i64> = stream
+        .events()?
+        .into_iter()
+        .filter_map(|e| match e {
+            crate::events::Event::Call { id, arguments, .. } => Some((id, arguments["seed"].as_i64()?)),
+            _ => None,
+        })
+        .collect();
+    let find = |seed: i64| {
+        results.iter().find(|r| seeds.get(&r.id) == Some(&seed)).ok_or_else(|| CheckError::Fail {
+            expected: format!("the result of the call with seed {seed}"),
+            actual: format!("calls {seeds:?}, results for {:?}", results.iter().map(|r| &r.id).collect::<Vec<_>>()),
+        })
+    };
     let wanted = [
-        (picture(PictureFormat::Jpeg, 72, 40, 61), "image/jpeg", "jpg", (72, 40)),
-        (picture(PictureFormat::Webp, 56, 44, 62), "image/webp", "webp", (56, 44)),
-        (picture(PictureFormat::Png, 40, 30, 63), "image/png", "png", (40, 30)),
+        (find(61)?, picture(PictureFormat::Jpeg, 72, 40, 61), "image/jpeg", "jpg", (72, 40)),
+        (find(62)?, picture(PictureFormat::Webp, 56, 44, 62), "image/webp", "webp", (56, 44)),
+        (find(63)?, picture(PictureFormat::Png, 40, 30, 63), "image/png", "png", (40, 30)),
     ];
-    for (result, (bytes, mime, extension, (width, height))) in results.iter().zip(wanted) {
+    for (result, bytes, mime, extension, (width, height)) in wanted {
         let name = format!("{}.{extension}", sha256(&bytes));
         let entry = json!({"ref": format!("strata-tool-media:{name}"), "url": format!("/tool-media/{name}"),
             "mime": mime, "bytes": bytes.len(), "width": width, "height": height});
@@ -312,7 +328,7 @@ async fn formats_and_blobs(ctx: Ctx) -> CheckResult {
         expect_eq(&format!("Content-Type of {name}"), Some(mime.to_string()), reply.header("content-type"))?;
         expect_eq(&format!("the bytes of {name} (their SHA-256)"), sha256(&bytes), sha256(&reply.body))?;
     }
-    let unlabelled = &results[3];
+    let unlabelled = find(64)?;
     expect(
         unlabelled.media.is_empty(),
         "no media for a PNG blob labelled application/octet-stream",

@@ -77,9 +77,9 @@ pub fn cases() -> Vec<Case> {
             "4.13",
             Must,
             USER_PICTURES,
-            "64 pictures in a user message reach the vision path; a 65th is 400 naming the limit",
+            "64 pictures in a user message reach the vision path and a 65th is 400 naming the limit; in a tool message 64 reach it and the 65th is its note",
             at_most_64,
-            ["pictures-dropped"]
+            ["pictures-dropped", "tool-pictures-dropped"]
         ),
         case!(
             "vision.geometry-table",
@@ -273,11 +273,22 @@ async fn at_most_64(ctx: Ctx) -> CheckResult {
     expect_eq("status with 65 pictures", 400, over.status)?;
     let message = over.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
     expect(message.contains("64"), "a message naming the limit of 64", message)?;
-    // In a tool message the 65th is a note and the request goes on.
-    let mut tool = user_pictures(65);
-    tool["messages"] = json!([{"role": "user", "content": "look"}, {"role": "tool", "content": tool["messages"][0]["content"].clone()}]);
-    let in_tool = ctx.http.post_json(super::common::CHAT, &tool).send().await?;
-    expect_eq("status with 65 pictures in a tool message (the 65th a note)", 200, in_tool.status)
+    // In a tool message 64 reach the model and the 65th is a note; the request goes on.
+    let in_tool = |count: usize| {
+        let mut body = user_pictures(count);
+        body["messages"] = json!([{"role": "user", "content": "look"}, {"role": "tool", "content": body["messages"][0]["content"].clone()}]);
+        body
+    };
+    let mut tokens = Vec::new();
+    for count in [0, 64, 65] {
+        tokens.push(prompt_tokens(&complete(&ctx.http, &in_tool(count)).await?)?);
+    }
+    let (none, sixty_four, sixty_five) = (tokens[0], tokens[1], tokens[2]);
+    // Each 8x8 picture: its image tokens and the vision start and end tokens (4.8).
+    let per_picture = expected_tokens(8, 8) as i64 + 2;
+    expect_eq("prompt tokens 64 pictures in a tool message add", 64 * per_picture, sixty_four - none)?;
+    let note = "[image omitted: the request holds more than 64 pictures]";
+    expect_eq(&format!("prompt tokens the 65th adds (its note, {note})"), note.len() as i64, sixty_five - sixty_four)
 }
 
 async fn every_source(ctx: Ctx) -> CheckResult {
