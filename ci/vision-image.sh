@@ -12,23 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'vision-image: %s\n' "$*"; }
 
-if ! command -v podman >/dev/null || ! command -v mmdebstrap >/dev/null; then
-    apt-get update -qq && apt-get install -y -qq podman mmdebstrap >/dev/null
-fi
+source ci/container-base.sh
 work=$PWD/target/vision-image
-mkdir -p "$work"
-podman=(podman --storage-driver vfs --root "$work/containers" --runroot "$work/run")
+container_base "$work"
 
 say "release binary (vision-mcp's own lock file)"
 cargo build --locked --release -q --manifest-path vision-mcp/Cargo.toml --target-dir target
 binary=target/release/vision-mcp
-
-if [ ! -s "$work/base.tar" ]; then
-    say "Debian bookworm minbase with mmdebstrap"
-    mmdebstrap --quiet --format=tar --variant=minbase bookworm "$work/base.tar.part" http://deb.debian.org/debian
-    mv "$work/base.tar.part" "$work/base.tar"
-fi
-"${podman[@]}" import --quiet "$work/base.tar" localhost/debian-mmdebstrap:bookworm >/dev/null
 
 context=$(mktemp -d)
 mnt=
@@ -36,9 +26,7 @@ cleanup() { [ -n "$mnt" ] && "${podman[@]}" image unmount localhost/vision-mcp:l
 trap cleanup EXIT
 cp "$binary" "$context/vision-mcp"
 # The Dockerfile's last stage (the runtime image), from its FROM line on.
-awk '/^FROM /{stage=""} {stage = stage $0 "\n"} END {printf "%s", stage}' vision-mcp/Dockerfile \
-    | sed -e 's#^FROM debian:bookworm-slim$#FROM localhost/debian-mmdebstrap:bookworm#' \
-          -e 's#^COPY --from=build /src/target/release/vision-mcp #COPY vision-mcp #' > "$context/Containerfile"
+runtime_stage vision-mcp/Dockerfile debian:bookworm-slim /src/target/release/vision-mcp vision-mcp > "$context/Containerfile"
 grep -q '^FROM localhost/debian-mmdebstrap:bookworm$' "$context/Containerfile" \
     && grep -q '^COPY vision-mcp /usr/local/bin/vision-mcp$' "$context/Containerfile" \
     || { say "vision-mcp/Dockerfile's runtime stage changed shape; update this script"; cat "$context/Containerfile"; exit 1; }
@@ -59,5 +47,5 @@ case $refusal in
     "vision-mcp: OPENAI_API_KEY:"*) ;;
     *) say "inside the image, a start without secrets said: $refusal"; exit 1 ;;
 esac
-say "localhost/vision-mcp:local: user $(inspect '{{.Config.User}}'), entry point $(inspect '{{json .Config.Entrypoint}}'), $(du -m "$work/base.tar" | cut -f1) MB base, runs as 10001 inside: $version; without secrets: $refusal"
+say "localhost/vision-mcp:local: user $(inspect '{{.Config.User}}'), entry point $(inspect '{{json .Config.Entrypoint}}'), $(du -m target/container-base/bookworm-minbase.tar | cut -f1) MB base, runs as 10001 inside: $version; without secrets: $refusal"
 say "5 passed, 0 failed"

@@ -9,12 +9,19 @@
 //!   against its name; every picture a turn announced fetched back).
 //! - [`recorder`]: HDR histograms, errors by kind, integrity counts.
 //! - [`driver`]: the loops, the progress bar, the RSS sampler; [`report`]: terminal and JSON.
+//! - Many machines: [`segment`] (worker I of N takes a disjoint share; a common start),
+//!   [`intervals`] (HdrHistogram interval logs), [`worker`] (what a segment writes: logs and its
+//!   ledger), [`merge`] (`mediacheck load merge`: one report from the workers' outputs, exactly).
 
 pub mod driver;
+pub mod intervals;
+pub mod merge;
 pub mod options;
 pub mod recorder;
 pub mod report;
+pub mod segment;
 pub mod setup;
+pub mod worker;
 pub mod workloads;
 
 pub use driver::run;
@@ -52,5 +59,41 @@ pub enum LoadError {
     /// The warm-up turn did not cache the pictures `media-get` needs.
     #[error("the warm-up turn failed: {0}")]
     WarmUp(String),
+    /// `--segment` is not `I/N` with 1 ≤ I ≤ N ≤ 10000.
+    #[error("--segment '{0}': give I/N with 1 <= I <= N <= 10000 (e.g. 2/4)")]
+    BadSegment(String),
+    /// `--segments` without `JOB_COMPLETION_INDEX`.
+    #[error("--segments needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job), or give --segment I/N")]
+    NoJobIndex,
+    /// `JOB_COMPLETION_INDEX` is not 0…N−1.
+    #[error("JOB_COMPLETION_INDEX '{0}': a number from 0 to {n} for --segments {1}", n = .1.saturating_sub(1))]
+    BadJobIndex(String, u32),
+    /// `--start-at` is not an RFC 3339 instant.
+    #[error("--start-at '{0}': an RFC 3339 instant with a zone, e.g. 2026-12-01T10:00:00Z")]
+    NotAnInstant(String),
+    /// `--start-at` passed longer ago than the run lasts.
+    #[error("--start-at passed {past:.1?} ago, longer than the run ({duration:?}): the other segments are over")]
+    StartPassed {
+        /// How long ago.
+        past: std::time::Duration,
+        /// The run's length.
+        duration: std::time::Duration,
+    },
+    /// A closed loop with fewer workers than segments.
+    #[error("--concurrency {concurrency} cannot give each of {segments} segments a worker")]
+    TooFewWorkers {
+        /// The total.
+        concurrency: usize,
+        /// Segments.
+        segments: u64,
+    },
+    /// `--max-requests` smaller than the segments.
+    #[error("--max-requests {max_requests} cannot give each of {segments} segments a request")]
+    TooFewRequests {
+        /// The total.
+        max_requests: u64,
+        /// Segments.
+        segments: u64,
+    },
 }
 pub use options::{LoadOptions, LoadScenario, Pace};

@@ -9,6 +9,8 @@ use harness::runner::{self, Outcome};
 use harness::target::Target;
 use harness::{baseline, cases, report};
 
+mod load_command;
+
 /// Exit codes.
 mod exit {
     /// Every MUST passed (or failed as the baseline expects).
@@ -66,39 +68,9 @@ enum Command {
         #[arg(long)]
         screenshots: Option<PathBuf>,
     },
-    /// Put tool-picture traffic on a server and measure it (default: the embedded reference server).
-    Load {
-        /// The traffic.
-        #[arg(long, value_enum, default_value = "mixed")]
-        scenario: harness::load::LoadScenario,
-        /// Closed loop: this many requests in flight, each sent when the last one finished.
-        #[arg(long, conflicts_with = "rate")]
-        concurrency: Option<usize>,
-        /// Open loop: this many requests per second, latency counted from the intended send time.
-        #[arg(long)]
-        rate: Option<f64>,
-        /// How long to send requests (e.g. 30s, 2m; at most 1 hour).
-        #[arg(long, default_value = "10s", value_parser = harness::load::options::parse_duration)]
-        duration: std::time::Duration,
-        /// Stop after this many requests (0: only the duration limits).
-        #[arg(long, default_value_t = 0)]
-        max_requests: u64,
-        /// Load an already running server at this URL (media-get only; loopback unless --allow-remote).
-        #[arg(long)]
-        url: Option<String>,
-        /// With --url: the server's API key.
-        #[arg(long)]
-        api_key: Option<String>,
-        /// With --url: the cached pictures to fetch (names like <sha256>.png); repeatable.
-        #[arg(long = "media")]
-        media: Vec<String>,
-        /// Allow --url to name a host that is not loopback.
-        #[arg(long)]
-        allow_remote: bool,
-        /// Write the JSON report here.
-        #[arg(long)]
-        json: Option<PathBuf>,
-    },
+    /// Put tool-picture traffic on a server and measure it (default: the embedded reference server);
+    /// `load merge DIR…` merges the outputs of a run's segments.
+    Load(load_command::LoadArgs),
     /// Send hostile traffic to fresh servers while an honest client keeps using them; peak RSS,
     /// `/health` p99 and `survived` per attack (default: the reference server, as a process).
     Attack {
@@ -225,29 +197,7 @@ fn main() -> ExitCode {
             attack(&options, json)
         }
         Command::ServeReference { args } => harness::embedded::serve(args),
-        Command::Load {
-            scenario,
-            concurrency,
-            rate,
-            duration,
-            max_requests,
-            url,
-            api_key,
-            media,
-            allow_remote,
-            json,
-        } => {
-            let pace = match rate {
-                Some(rate) if rate > 0.0 && rate.is_finite() => harness::load::Pace::Open { rate },
-                Some(_) => {
-                    eprintln!("mediacheck: --rate must be a number of requests per second above 0");
-                    return ExitCode::from(exit::USAGE);
-                }
-                None => harness::load::Pace::Closed { concurrency: concurrency.unwrap_or(8).clamp(1, 10_000) },
-            };
-            let options = harness::load::LoadOptions { scenario, pace, duration, max_requests, progress: true };
-            load(options, url.map(|base| RunningServer { base, api_key, media, allow_remote }), json)
-        }
+        Command::Load(args) => load_command::main(args),
         Command::Run { url, api_key, spawn, only, skip, baseline, json, junit, strict, fail_fast, screenshots } => {
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
@@ -338,58 +288,6 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
     ExitCode::from(if failed { exit::FAILED } else { exit::PASSED })
 }
 
-/// `load --url`: a server that is already running, and what to fetch from it.
-struct RunningServer {
-    base: String,
-    api_key: Option<String>,
-    media: Vec<String>,
-    allow_remote: bool,
-}
-
-fn load(options: harness::load::LoadOptions, url: Option<RunningServer>, json: Option<PathBuf>) -> ExitCode {
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(code) => return code,
-    };
-    runtime.block_on(async move {
-        let target = match url {
-            Some(server) => harness::load::setup::url(&server.base, server.api_key, server.media, server.allow_remote),
-            None => {
-                eprintln!("starting the embedded reference server and caching the pictures to fetch");
-                harness::load::setup::embedded().await
-            }
-        };
-        let target = match target {
-            Ok(target) => target,
-            Err(error) => {
-                eprintln!("mediacheck: {error}");
-                return ExitCode::from(exit::USAGE);
-            }
-        };
-        let report = harness::load::run(&options, &target).await;
-        target.stop().await;
-        let report = match report {
-            Ok(report) => report,
-            Err(error) => {
-                eprintln!("mediacheck: {error}");
-                return ExitCode::from(exit::USAGE);
-            }
-        };
-        print!("{}", report.text());
-        if let Some(path) = json
-            && let Err(error) = std::fs::write(&path, report.json().to_string())
-        {
-            eprintln!("mediacheck: failed to write {}: {error}", path.display());
-            return ExitCode::from(exit::USAGE);
-        }
-        ExitCode::from(if report.lost == 0 && report.errors == 0 && report.ok > 0 {
-            exit::PASSED
-        } else {
-            exit::FAILED
-        })
-    })
-}
-
 fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> ExitCode {
     use harness::attack::{self, report};
     let runtime = match runtime() {
@@ -433,7 +331,7 @@ fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> Ex
 }
 
 /// The Tokio runtime every subcommand runs on, or the exit code that says it could not start.
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Runtime::new().map_err(|error| {
         eprintln!("mediacheck: failed to start the runtime: {error}");
         ExitCode::from(exit::USAGE)

@@ -14,13 +14,7 @@ async fn every_scenario_runs_briefly_with_nothing_lost() {
     let target = harness::load::setup::embedded().await.expect("the embedded server");
     for scenario in [LoadScenario::MediaGet, LoadScenario::ChatImage, LoadScenario::CacheWrite, LoadScenario::Mixed] {
         for pace in [Pace::Closed { concurrency: 4 }, Pace::Open { rate: 20.0 }] {
-            let options = LoadOptions {
-                scenario,
-                pace,
-                duration: Duration::from_millis(1500),
-                max_requests: 200,
-                progress: false,
-            };
+            let options = LoadOptions::whole(scenario, pace, Duration::from_millis(1500), 200);
             let report = harness::load::run(&options, &target).await.expect("a report");
             assert_eq!(report.lost, 0, "{scenario:?} {pace:?}:\n{}", report.text());
             assert_eq!(report.errors, 0, "{scenario:?} {pace:?}:\n{}", report.text());
@@ -42,7 +36,7 @@ async fn a_picture_that_does_not_match_its_name_is_lost() {
     let recorder = Arc::new(Recorder::default());
     let http = Http::new(&format!("http://{addr}"), None);
     let name = format!("{}.png", "ab".repeat(32));
-    let outcome = fetch_and_check(&http, &name, &recorder).await;
+    let outcome = fetch_and_check(&http, &name, &recorder, false).await;
     assert_eq!(outcome, Err(harness::load::workloads::Failure::Integrity));
     harness::load::workloads::media_get(http, Arc::from(name.as_str()), Arc::clone(&recorder), Instant::now()).await;
     let recorded = Arc::try_unwrap(recorder).expect("one owner").finish();

@@ -4,14 +4,14 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::LoadError;
 use super::options::{LoadOptions, MAX_IN_FLIGHT, Op, Pace};
 use super::recorder::Recorder;
-use super::report::{LoadReport, Memory};
+use super::report::{LoadReport, Memory, Timing};
 use super::setup::LoadTarget;
 use super::workloads::{chat_turn, media_get};
 use crate::http::Http;
@@ -43,7 +43,34 @@ impl Traffic {
     }
 }
 
-/// Runs the load and returns what was measured.
+/// First and last send, in nanoseconds after the start (`u64::MAX`/0 while none).
+struct Sends {
+    first: AtomicU64,
+    last: AtomicU64,
+    started: Instant,
+}
+
+impl Sends {
+    fn new(started: Instant) -> Self {
+        Self { first: AtomicU64::new(u64::MAX), last: AtomicU64::new(0), started }
+    }
+
+    fn now(&self) {
+        let at = self.started.elapsed().as_nanos() as u64;
+        self.first.fetch_min(at, Ordering::Relaxed);
+        self.last.fetch_max(at, Ordering::Relaxed);
+    }
+
+    fn wall(&self, started: SystemTime) -> Option<(SystemTime, SystemTime)> {
+        let first = self.first.load(Ordering::Relaxed);
+        (first != u64::MAX).then(|| {
+            let last = self.last.load(Ordering::Relaxed);
+            (started + Duration::from_nanos(first), started + Duration::from_nanos(last))
+        })
+    }
+}
+
+/// Runs the load (this process's segment of it) and returns what was measured.
 pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadReport, LoadError> {
     let ops = options.scenario.ops();
     if ops.iter().any(|op| *op != Op::MediaGet) {
@@ -52,17 +79,21 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
     if ops.contains(&Op::MediaGet) && target.media.is_empty() {
         return Err(LoadError::NoMedia);
     }
-    let traffic = Traffic {
-        http: target.http.clone(),
-        media: Arc::new(target.media.clone()),
-        ops,
-        recorder: Arc::new(Recorder::default()),
+    options.check(SystemTime::now())?;
+    let late = wait_for(options.start_at).await;
+    let (started_wall, started) = (SystemTime::now(), Instant::now());
+    let recorder = match options.intervals {
+        // Intervals count from the common start, so a late worker's line up with the others'.
+        true => Recorder::with_intervals(started.checked_sub(late).unwrap_or(started)),
+        false => Recorder::default(),
     };
+    let traffic =
+        Traffic { http: target.http.clone(), media: Arc::new(target.media.clone()), ops, recorder: Arc::new(recorder) };
     let sent = Arc::new(AtomicU64::new(0));
+    let sends = Arc::new(Sends::new(started));
     let bar = progress_bar(options);
     let ticker = {
-        let (bar, recorder, started, duration) =
-            (bar.clone(), Arc::clone(&traffic.recorder), Instant::now(), options.duration);
+        let (bar, recorder, duration) = (bar.clone(), Arc::clone(&traffic.recorder), options.duration);
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -72,10 +103,9 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
             }
         })
     };
-    let started = Instant::now();
     match options.pace {
-        Pace::Closed { concurrency } => closed(options, &traffic, &sent, concurrency.max(1)).await,
-        Pace::Open { rate } => open(options, &traffic, &sent, rate).await,
+        Pace::Closed { .. } => closed(options, &traffic, &sent, &sends).await,
+        Pace::Open { rate } => open(options, &traffic, &sent, &sends, rate, started).await,
     }
     let elapsed = started.elapsed();
     ticker.abort();
@@ -83,41 +113,72 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
     bar.finish_and_clear();
     let memory = target.in_process.then(Memory::of_this_process);
     let recorder = Arc::try_unwrap(traffic.recorder).map_err(|_| LoadError::StillRunning)?;
-    Ok(LoadReport::new(options, recorder.finish(), elapsed, sent.load(Ordering::Relaxed), memory))
+    let timing = Timing { started: started_wall, ended: started_wall + elapsed, late, sends: sends.wall(started_wall) };
+    Ok(LoadReport::new(options, recorder.finish(), elapsed, sent.load(Ordering::Relaxed), memory, timing))
 }
 
-async fn closed(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>, concurrency: usize) {
+/// Waits until `at` (if given) and says how late this process was for it.
+async fn wait_for(at: Option<SystemTime>) -> Duration {
+    let Some(at) = at else { return Duration::ZERO };
+    match at.duration_since(SystemTime::now()) {
+        Ok(ahead) => {
+            tokio::time::sleep(ahead).await;
+            Duration::ZERO
+        }
+        Err(late) => late.duration(),
+    }
+}
+
+/// N workers (this segment's share of `--concurrency`), each sending its next request when its last
+/// one ended; at most this segment's share of `--max-requests`.
+async fn closed(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>, sends: &Arc<Sends>) {
     let deadline = Instant::now() + options.duration;
-    let workers = (0..concurrency).map(|_| {
-        let (traffic, sent, max) = (traffic.clone(), Arc::clone(sent), options.max_requests);
+    let max = match options.max_requests {
+        0 => 0,
+        total => options.segment.share(total),
+    };
+    let segment = options.segment;
+    let workers = (0..options.workers().max(1)).map(|_| {
+        let (traffic, sent, sends) = (traffic.clone(), Arc::clone(sent), Arc::clone(sends));
         tokio::spawn(async move {
             while Instant::now() < deadline {
-                let index = sent.fetch_add(1, Ordering::Relaxed);
-                if max > 0 && index >= max {
+                let local = sent.fetch_add(1, Ordering::Relaxed);
+                if max > 0 && local >= max {
                     sent.fetch_sub(1, Ordering::Relaxed);
                     break;
                 }
-                traffic.request(index, Instant::now()).await;
+                sends.now();
+                traffic.request(segment.global(local), Instant::now()).await;
             }
         })
     });
     futures::future::join_all(workers).await;
 }
 
-async fn open(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>, rate: f64) {
-    let started = Instant::now();
+/// Requests on the run's fixed schedule (request `k` at `k / rate` after the start), this segment's
+/// `k` only; latency counts from the intended send time.
+async fn open(
+    options: &LoadOptions,
+    traffic: &Traffic,
+    sent: &Arc<AtomicU64>,
+    sends: &Arc<Sends>,
+    rate: f64,
+    started: Instant,
+) {
     let deadline = started + options.duration;
     let in_flight = Arc::new(AtomicUsize::new(0));
     let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
     let mut tasks = Vec::new();
-    let mut index: u64 = 0;
+    let mut local: u64 = 0;
     loop {
+        let index = options.segment.global(local);
         let intended = started + interval.mul_f64(index as f64);
         if intended >= deadline || (options.max_requests > 0 && index >= options.max_requests) {
             break;
         }
         tokio::time::sleep_until(intended.into()).await;
         sent.fetch_add(1, Ordering::Relaxed);
+        sends.now();
         if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
             traffic.recorder.error("overload: too many requests in flight");
         } else {
@@ -128,7 +189,7 @@ async fn open(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>, r
                 in_flight.fetch_sub(1, Ordering::Relaxed);
             }));
         }
-        index += 1;
+        local += 1;
     }
     futures::future::join_all(tasks).await;
 }

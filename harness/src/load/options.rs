@@ -1,11 +1,12 @@
 //! What a load run does: which traffic, how it is paced, for how long.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::LoadError;
+use super::segment::Segment;
 
 /// The traffic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum LoadScenario {
     /// Authenticated `GET /tool-media/<name>` of cached pictures of realistic sizes.
@@ -19,7 +20,7 @@ pub enum LoadScenario {
 }
 
 /// One kind of request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
     /// A picture fetch.
@@ -63,8 +64,8 @@ impl LoadScenario {
     }
 }
 
-/// How requests are paced.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+/// How requests are paced (for a segment too: the whole run's totals).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pace {
     /// N workers, each sending its next request when the last one finished.
@@ -93,6 +94,57 @@ pub struct LoadOptions {
     pub max_requests: u64,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// The share of the run this process makes ([`Segment::WHOLE`]: all of it).
+    pub segment: Segment,
+    /// Wait for this wall-clock instant before the first request (`--start-at`, `--start-in`).
+    pub start_at: Option<SystemTime>,
+    /// Keep one histogram per second for interval logs (`--out`).
+    pub intervals: bool,
+}
+
+impl LoadOptions {
+    /// A run of the whole load from one process, started at once, without interval logs.
+    pub fn whole(scenario: LoadScenario, pace: Pace, duration: Duration, max_requests: u64) -> Self {
+        LoadOptions {
+            scenario,
+            pace,
+            duration,
+            max_requests,
+            progress: false,
+            segment: Segment::WHOLE,
+            start_at: None,
+            intervals: false,
+        }
+    }
+
+    /// Refuses what cannot be split or started: a closed loop with fewer workers than segments, a
+    /// request cap smaller than the segments, a start further in the past than the run is long.
+    pub fn check(&self, now: SystemTime) -> Result<(), LoadError> {
+        let segments = u64::from(self.segment.count);
+        if let Pace::Closed { concurrency } = self.pace
+            && (concurrency as u64) < segments
+        {
+            return Err(LoadError::TooFewWorkers { concurrency, segments });
+        }
+        if self.max_requests > 0 && self.max_requests < segments {
+            return Err(LoadError::TooFewRequests { max_requests: self.max_requests, segments });
+        }
+        if let Some(at) = self.start_at
+            && let Ok(past) = now.duration_since(at)
+            && past > self.duration
+        {
+            return Err(LoadError::StartPassed { past, duration: self.duration });
+        }
+        Ok(())
+    }
+
+    /// Requests in flight at once in a closed loop, for this segment.
+    pub fn workers(&self) -> usize {
+        match self.pace {
+            Pace::Closed { concurrency } => self.segment.share(concurrency.max(1) as u64) as usize,
+            Pace::Open { .. } => 0,
+        }
+    }
 }
 
 /// The longest run accepted.

@@ -3,11 +3,18 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::intervals::{IntervalLogs, IntervalRecorder, new_histogram};
 use super::options::Op;
+
+/// Names of lost pictures a run keeps (the count goes on past it).
+pub const MAX_LOST_NAMES: usize = 1_000;
+/// Names of new pictures (`cache-write`) a run keeps, so a merge can show no two workers wrote the
+/// same one; past it the names are counted, not kept.
+pub const MAX_NEW_NAMES: usize = 10_000;
 
 /// One measured phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -30,6 +37,18 @@ impl Phase {
             Phase::ToResult => "to result",
         }
     }
+
+    /// Its name in file names and JSON: `total`, `to-call`, `to-result`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Phase::Total => "total",
+            Phase::ToCall => "to-call",
+            Phase::ToResult => "to-result",
+        }
+    }
+
+    /// Every phase.
+    pub const ALL: [Phase; 3] = [Phase::Total, Phase::ToCall, Phase::ToResult];
 }
 
 /// Everything recorded.
@@ -47,45 +66,63 @@ pub struct Recorded {
     pub lost: u64,
     /// Bytes of picture bodies received.
     pub bytes: u64,
+    /// The first [`MAX_LOST_NAMES`] lost pictures' names.
+    pub lost_names: Vec<String>,
+    /// The first [`MAX_NEW_NAMES`] names of pictures `cache-write` turns announced.
+    pub new_names: Vec<String>,
+    /// Names past those limits, counted.
+    pub names_not_kept: u64,
+    /// The interval logs (empty unless the recorder was made with [`Recorder::with_intervals`]).
+    pub intervals: IntervalLogs,
 }
 
 /// A thread-safe recorder.
 #[derive(Debug)]
 pub struct Recorder {
-    inner: Mutex<Recorded>,
+    inner: Mutex<(Recorded, Option<IntervalRecorder>)>,
 }
 
 impl Default for Recorder {
     fn default() -> Self {
-        Self {
-            inner: Mutex::new(Recorded {
-                histograms: BTreeMap::new(),
-                ok: BTreeMap::new(),
-                errors: BTreeMap::new(),
-                checked: 0,
-                lost: 0,
-                bytes: 0,
-            }),
-        }
+        let recorded = Recorded {
+            histograms: BTreeMap::new(),
+            ok: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            checked: 0,
+            lost: 0,
+            bytes: 0,
+            lost_names: Vec::new(),
+            new_names: Vec::new(),
+            names_not_kept: 0,
+            intervals: IntervalLogs::default(),
+        };
+        Self { inner: Mutex::new((recorded, None)) }
     }
 }
 
 impl Recorder {
+    /// A recorder that also keeps one histogram per second from `origin` (for interval logs).
+    pub fn with_intervals(origin: Instant) -> Self {
+        let recorder = Self::default();
+        recorder.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 =
+            Some(IntervalRecorder::new(origin));
+        recorder
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut Recorded) -> T) -> T {
         let mut guard = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut guard)
+        f(&mut guard.0)
     }
 
     /// Records a latency.
     pub fn latency(&self, op: Op, phase: Phase, took: Duration) {
-        let micros = (took.as_micros() as u64).max(1);
-        self.with(|r| {
-            let histogram = r
-                .histograms
-                .entry((op, phase))
-                .or_insert_with(|| Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"));
-            let _ = histogram.record(micros.min(3_600_000_000));
-        });
+        let micros = (took.as_micros() as u64).clamp(1, super::intervals::HIGHEST_US);
+        let mut guard = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (recorded, intervals) = &mut *guard;
+        let _ = recorded.histograms.entry((op, phase)).or_insert_with(new_histogram).record(micros);
+        if let Some(intervals) = intervals {
+            intervals.record((op, phase), micros, Instant::now());
+        }
     }
 
     /// Records a request that completed.
@@ -98,11 +135,22 @@ impl Recorder {
         self.with(|r| *r.errors.entry(kind.into()).or_default() += 1);
     }
 
-    /// Records a picture checked: `whole` when its bytes matched its name.
-    pub fn picture(&self, whole: bool, bytes: usize) {
+    /// Records a picture checked: `whole` when its bytes matched its name; `new` when a `cache-write`
+    /// turn announced it.
+    pub fn picture(&self, name: &str, whole: bool, bytes: usize, new: bool) {
         self.with(|r| {
             r.checked += 1;
             r.bytes += bytes as u64;
+            let (keep, limit) = match (whole, new) {
+                (false, _) => (&mut r.lost_names, MAX_LOST_NAMES),
+                (true, true) => (&mut r.new_names, MAX_NEW_NAMES),
+                (true, false) => return,
+            };
+            if keep.len() < limit {
+                keep.push(name.to_string());
+            } else {
+                r.names_not_kept += 1;
+            }
             if !whole {
                 r.lost += 1;
             }
@@ -116,6 +164,10 @@ impl Recorder {
 
     /// Takes what was recorded.
     pub fn finish(self) -> Recorded {
-        self.inner.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
+        let (mut recorded, intervals) = self.inner.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(intervals) = intervals {
+            recorded.intervals = intervals.finish();
+        }
+        recorded
     }
 }

@@ -2,11 +2,11 @@
 //! kind, memory, and — last — `lost: N`.
 
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use super::options::{LoadOptions, Op, Pace};
+use super::options::{LoadOptions, LoadScenario, Op, Pace};
 use super::recorder::{Phase, Recorded};
 
 /// Memory of the process the server runs in.
@@ -33,6 +33,19 @@ impl Memory {
     }
 }
 
+/// When requests went out, on the wall clock: what a merge needs to line segments up.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// When the first request could go (after waiting for `--start-at`).
+    pub started: SystemTime,
+    /// When the last request ended.
+    pub ended: SystemTime,
+    /// How long after `--start-at` this process started (zero when on time or without one).
+    pub late: Duration,
+    /// The first and last request's actual send times.
+    pub sends: Option<(SystemTime, SystemTime)>,
+}
+
 /// What a load run found.
 #[derive(Debug)]
 pub struct LoadReport {
@@ -44,6 +57,12 @@ pub struct LoadReport {
     pub errors: u64,
     /// Requests that completed.
     pub ok: u64,
+    /// Requests sent.
+    pub sent: u64,
+    /// When it ran, on the wall clock.
+    pub timing: Timing,
+    /// What was recorded: the ledger and interval logs a segment writes.
+    pub recorded: Recorded,
 }
 
 fn ms(micros: u64) -> f64 {
@@ -58,87 +77,28 @@ impl LoadReport {
         elapsed: Duration,
         sent: u64,
         memory: Option<Memory>,
+        timing: Timing,
     ) -> Self {
-        let seconds = elapsed.as_secs_f64().max(1e-9);
-        let ok: u64 = recorded.ok.values().sum();
-        let errors: u64 = recorded.errors.values().sum();
-        let pace = match options.pace {
-            Pace::Closed { concurrency } => format!("closed loop, {concurrency} concurrent"),
-            Pace::Open { rate } => format!("open loop, {rate} requests/s (latency from the intended send time)"),
-        };
-        let mut text = String::new();
-        let _ = writeln!(text, "mediacheck load — {} · {pace} · {:.1} s", options.scenario.name(), seconds);
-        let _ = writeln!(
-            text,
-            "requests: {sent} sent, {ok} completed, {errors} errors · {:.1} completed/s",
-            ok as f64 / seconds
-        );
-        let _ = writeln!(
-            text,
-            "{:<26} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
-            "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max"
-        );
-        let mut latencies = Vec::new();
-        for ((op, phase), histogram) in &recorded.histograms {
-            let label = if *phase == Phase::Total {
-                op.name().to_string()
-            } else {
-                format!("  {} {}", op.name(), phase.name())
+        let mut notes = Vec::new();
+        if options.segment.count > 1 {
+            let workers = match options.pace {
+                Pace::Closed { .. } => format!(", {} of the workers", options.workers()),
+                Pace::Open { .. } => String::new(),
             };
-            let q = |p: f64| ms(histogram.value_at_quantile(p));
-            let _ = writeln!(
-                text,
-                "{label:<26} {:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
-                histogram.len(),
-                q(0.5),
-                q(0.9),
-                q(0.99),
-                q(0.999),
-                ms(histogram.max())
-            );
-            latencies.push(json!({
-                "op": op.name(), "phase": phase.name(), "count": histogram.len(),
-                "p50_ms": q(0.5), "p90_ms": q(0.9), "p99_ms": q(0.99), "p999_ms": q(0.999), "max_ms": ms(histogram.max()),
-            }));
+            notes.push(format!("segment {}: one request in every {}{workers}", options.segment, options.segment.count));
         }
-        let per_op: Vec<Value> = recorded
-            .ok
-            .iter()
-            .map(|(op, n)| json!({"op": op.name(), "completed": n, "per_second": *n as f64 / seconds}))
-            .collect();
-        if recorded.errors.is_empty() {
-            let _ = writeln!(text, "errors: none");
-        } else {
-            for (kind, n) in &recorded.errors {
-                let _ = writeln!(text, "errors: {n} × {kind}");
-            }
+        if !timing.late.is_zero() {
+            notes.push(format!("started {:.3} s after --start-at", timing.late.as_secs_f64()));
         }
-        let mb = recorded.bytes as f64 / (1 << 20) as f64;
-        let _ = writeln!(text, "pictures checked: {} ({mb:.1} MiB, each SHA-256 against its name)", recorded.checked);
-        if let Some(memory) = memory {
-            let _ = writeln!(
-                text,
-                "memory (server and load generator share this process): RSS {:.0} MiB at the end, peak {:.0} MiB",
-                memory.rss_end as f64 / (1 << 20) as f64,
-                memory.rss_peak as f64 / (1 << 20) as f64
-            );
-        }
-        let _ = writeln!(text, "lost: {}", recorded.lost);
-        let json = json!({
-            "scenario": options.scenario,
-            "pace": options.pace,
-            "seconds": seconds,
-            "sent": sent,
-            "completed": ok,
-            "per_op": per_op,
-            "latency": latencies,
-            "errors": recorded.errors,
-            "pictures_checked": recorded.checked,
-            "picture_bytes": recorded.bytes,
-            "memory": memory,
-            "lost": recorded.lost,
-        });
-        LoadReport { json, text, lost: recorded.lost, errors, ok }
+        let (text, json) = render(options.scenario, options.pace, &recorded, elapsed, sent, memory, &notes);
+        let (ok, errors, lost) = (recorded.ok.values().sum(), recorded.errors.values().sum(), recorded.lost);
+        LoadReport { json, text, lost, errors, ok, sent, timing, recorded }
+    }
+
+    /// A report made elsewhere (a merge).
+    pub fn from_parts(text: String, json: Value, recorded: Recorded, sent: u64, timing: Timing) -> Self {
+        let (ok, errors, lost) = (recorded.ok.values().sum(), recorded.errors.values().sum(), recorded.lost);
+        LoadReport { json, text, lost, errors, ok, sent, timing, recorded }
     }
 
     /// The terminal report.
@@ -159,4 +119,102 @@ impl LoadReport {
             .and_then(|o| o["per_second"].as_f64())
             .unwrap_or(0.0)
     }
+}
+
+/// The terminal and JSON report of what was recorded over `elapsed`; `notes` go just before the last
+/// line, `lost: N`.
+pub fn render(
+    scenario: LoadScenario,
+    pace: Pace,
+    recorded: &Recorded,
+    elapsed: Duration,
+    sent: u64,
+    memory: Option<Memory>,
+    notes: &[String],
+) -> (String, Value) {
+    let seconds = elapsed.as_secs_f64().max(1e-9);
+    let ok: u64 = recorded.ok.values().sum();
+    let errors: u64 = recorded.errors.values().sum();
+    let pace_text = match pace {
+        Pace::Closed { concurrency } => format!("closed loop, {concurrency} concurrent"),
+        Pace::Open { rate } => format!("open loop, {rate} requests/s (latency from the intended send time)"),
+    };
+    let mut text = String::new();
+    let _ = writeln!(text, "mediacheck load — {} · {pace_text} · {:.1} s", scenario.name(), seconds);
+    let _ = writeln!(
+        text,
+        "requests: {sent} sent, {ok} completed, {errors} errors · {:.1} completed/s",
+        ok as f64 / seconds
+    );
+    let _ = writeln!(
+        text,
+        "{:<26} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max"
+    );
+    let mut latencies = Vec::new();
+    for ((op, phase), histogram) in &recorded.histograms {
+        let label =
+            if *phase == Phase::Total { op.name().to_string() } else { format!("  {} {}", op.name(), phase.name()) };
+        let q = |p: f64| histogram.value_at_quantile(p);
+        let _ = writeln!(
+            text,
+            "{label:<26} {:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
+            histogram.len(),
+            ms(q(0.5)),
+            ms(q(0.9)),
+            ms(q(0.99)),
+            ms(q(0.999)),
+            ms(histogram.max())
+        );
+        latencies.push(json!({
+            "op": op.name(), "phase": phase.name(), "series": format!("{}.{}", op.name(), phase.slug()),
+            "count": histogram.len(),
+            "p50_ms": ms(q(0.5)), "p90_ms": ms(q(0.9)), "p99_ms": ms(q(0.99)), "p999_ms": ms(q(0.999)),
+            "max_ms": ms(histogram.max()),
+            "us": {"p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999), "max": histogram.max(),
+                   "min": histogram.min(), "count": histogram.len()},
+        }));
+    }
+    let per_op: Vec<Value> = recorded
+        .ok
+        .iter()
+        .map(|(op, n)| json!({"op": op.name(), "completed": n, "per_second": *n as f64 / seconds}))
+        .collect();
+    if recorded.errors.is_empty() {
+        let _ = writeln!(text, "errors: none");
+    } else {
+        for (kind, n) in &recorded.errors {
+            let _ = writeln!(text, "errors: {n} × {kind}");
+        }
+    }
+    let mb = recorded.bytes as f64 / (1 << 20) as f64;
+    let _ = writeln!(text, "pictures checked: {} ({mb:.1} MiB, each SHA-256 against its name)", recorded.checked);
+    if let Some(memory) = memory {
+        let _ = writeln!(
+            text,
+            "memory (server and load generator share this process): RSS {:.0} MiB at the end, peak {:.0} MiB",
+            memory.rss_end as f64 / (1 << 20) as f64,
+            memory.rss_peak as f64 / (1 << 20) as f64
+        );
+    }
+    for note in notes {
+        let _ = writeln!(text, "{note}");
+    }
+    let _ = writeln!(text, "lost: {}", recorded.lost);
+    let json = json!({
+        "scenario": scenario,
+        "pace": pace,
+        "seconds": seconds,
+        "sent": sent,
+        "completed": ok,
+        "per_op": per_op,
+        "latency": latencies,
+        "errors": recorded.errors,
+        "pictures_checked": recorded.checked,
+        "picture_bytes": recorded.bytes,
+        "memory": memory,
+        "notes": notes,
+        "lost": recorded.lost,
+    });
+    (text, json)
 }

@@ -5,11 +5,12 @@ use fixtures::scripts::{answer_script, calls_script};
 use serde_json::{Value, json};
 
 use super::LoadError;
+use super::segment::Segment;
 use crate::http::Http;
 use crate::sse::EventStream;
 
 /// The key the embedded server requires (so every request pays for authentication, as in production).
-const KEY: &str = "mediacheck-load-key";
+pub const KEY: &str = "mediacheck-load-key";
 
 /// A server to load.
 pub struct LoadTarget {
@@ -63,8 +64,16 @@ fn script_sets() -> Value {
 
 /// Starts the embedded reference server for load and caches the `media-get` pictures.
 pub async fn embedded() -> Result<LoadTarget, LoadError> {
+    embedded_for(Segment::WHOLE).await
+}
+
+/// The same, for one segment of a run: its fixture makes only this segment's share of the new
+/// pictures (`cache-write`), so no two segments ever write the same new picture.
+pub async fn embedded_for(segment: Segment) -> Result<LoadTarget, LoadError> {
     let failed = |e: &dyn std::fmt::Display| LoadError::Embedded(e.to_string());
-    let fixture = fixtures::http::serve_http(Default::default(), 0, None)
+    let fixture_options =
+        fixtures::mcp_server::FixtureOptions { fresh_seeds: (segment.index - 1, segment.count), ..Default::default() };
+    let fixture = fixtures::http::serve_http(fixture_options, 0, None)
         .await
         .map_err(|e| LoadError::Embedded(format!("fixture: {e}")))?;
     let dir = tempfile::tempdir().map_err(|e| failed(&e))?;

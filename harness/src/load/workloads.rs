@@ -45,21 +45,22 @@ pub enum Failure {
     NoDone,
 }
 
-/// Fetches a cached picture and checks its bytes against its name. Returns whether it came back whole.
-pub async fn fetch_and_check(http: &Http, name: &str, recorder: &Recorder) -> Result<(), Failure> {
+/// Fetches a cached picture and checks its bytes against its name (`new`: a `cache-write` turn
+/// announced it). Returns whether it came back whole.
+pub async fn fetch_and_check(http: &Http, name: &str, recorder: &Recorder, new: bool) -> Result<(), Failure> {
     let reply = http.get(&format!("/tool-media/{name}")).send().await.map_err(|e| Failure::Http(e.kind()))?;
     if reply.status != 200 {
-        recorder.picture(false, 0);
+        recorder.picture(name, false, 0, new);
         return Err(Failure::Status(reply.status));
     }
     let whole = name.get(..64) == Some(sha256(&reply.body).as_str());
-    recorder.picture(whole, reply.body.len());
+    recorder.picture(name, whole, reply.body.len(), new);
     if whole { Ok(()) } else { Err(Failure::Integrity) }
 }
 
 /// `GET /tool-media/<name>`.
 pub async fn media_get(http: Http, name: Arc<str>, recorder: Arc<Recorder>, intended: Instant) {
-    match fetch_and_check(&http, &name, &recorder).await {
+    match fetch_and_check(&http, &name, &recorder, false).await {
         Ok(()) => {
             recorder.latency(Op::MediaGet, Phase::Total, intended.elapsed());
             recorder.ok(Op::MediaGet);
@@ -81,7 +82,7 @@ pub async fn chat_turn(http: Http, op: Op, recorder: Arc<Recorder>, intended: In
     };
     recorder.latency(op, Phase::Total, intended.elapsed());
     for name in &announced {
-        if let Err(kind) = fetch_and_check(&http, name, &recorder).await {
+        if let Err(kind) = fetch_and_check(&http, name, &recorder, op == Op::CacheWrite).await {
             recorder.error(format!("{}: announced picture {kind}", op.name()));
             return;
         }
