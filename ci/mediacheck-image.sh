@@ -2,7 +2,7 @@
 # Builds mediacheck's container image (harness/Dockerfile) with podman, from Debian packages only, the way
 # vision-mcp's is built (ci/container-base.sh: an mmdebstrap base; the Dockerfile's runtime stage with the
 # release binary built here), then checks the result: user 10001:10001, entry point, the binary in the
-# image is the one built, /results owned by 10001 — and, inside the image's root as UID 10001 (chroot:
+# image is the one built, CA certificates present, /results owned by 10001 — and, inside the image's root as UID 10001 (chroot:
 # this sandbox cannot run containers), a bad segment refused with exit 2, two segments of a short run
 # against the embedded reference server, and their merge.
 # Slow (a few minutes cold), so not part of ci/test.sh. Needs root. Usage: ci/mediacheck-image.sh
@@ -37,6 +37,7 @@ inspect() { "${podman[@]}" image inspect --format "$1" "$image"; }
 [ "$(inspect '{{.Config.WorkingDir}}')" = "/results" ] || { say "working folder is $(inspect '{{.Config.WorkingDir}}')"; exit 1; }
 mnt=$("${podman[@]}" image mount "$image")
 [ "$(sha256sum < "$mnt/usr/local/bin/mediacheck")" = "$(sha256sum < "$binary")" ] || { say "the image holds another binary"; exit 1; }
+[ -s "$mnt/etc/ssl/certs/ca-certificates.crt" ] || { say "no CA certificates in the image (the embedded server's MCP client needs them)"; exit 1; }
 [ "$(stat -c %u:%g "$mnt/results")" = "10001:10001" ] || { say "/results is owned by $(stat -c %u:%g "$mnt/results")"; exit 1; }
 # A copy of the image's root to run in, so the image itself stays as built.
 root="$context/root"

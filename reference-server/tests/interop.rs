@@ -216,3 +216,31 @@ async fn spec_5_1_an_https_mcp_server_with_a_private_ca_and_a_clear_error_withou
     assert!(error.contains("invalid peer certificate") && error.contains("SSL_CERT_FILE"), "{error}");
     assert!(!error.contains("rmcp::") && !error.contains("WorkerTransport"), "no SDK type names: {error}");
 }
+
+/// Regression: on a system without CA certificates (a minimal container), building the HTTP client for
+/// an MCP server panicked the hub's thread; now that server is failed with the reason and the rest of
+/// the server works.
+#[tokio::test]
+async fn spec_5_3_no_ca_certificates_fails_the_http_server_without_a_panic() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = json!({"api_key": "tls-test-key", "mcp_servers": {"remote": {"url": "http://127.0.0.1:9/mcp"}}});
+    let nowhere = dir.path().join("no-certificates");
+    let env = [("SSL_CERT_FILE", nowhere.as_os_str()), ("SSL_CERT_DIR", nowhere.as_os_str())];
+    let stderr = dir.path().join("stderr");
+    let server = support::spawn_binary(
+        dir.path(),
+        &config,
+        &[],
+        &env,
+        Stdio::from(std::fs::File::create(&stderr).expect("a file")),
+    );
+    let status = hub_status(&server.base).await;
+    let health = reqwest::get(format!("{}/health", server.base)).await.expect("health answers").status();
+    drop(server);
+    assert_eq!(status["servers"][0]["status"], "failed", "{status}");
+    let error = status["servers"][0]["error"].as_str().expect("an error");
+    assert!(error.starts_with("could not reach http://127.0.0.1:9/mcp: no HTTP client"), "{error}");
+    assert_eq!(health, 200);
+    let logged = std::fs::read_to_string(&stderr).expect("stderr");
+    assert!(!logged.contains("panicked"), "{logged}");
+}

@@ -18,7 +18,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use serde_json::{Value, json};
 
-use super::intervals::{IntervalLogs, Series, new_histogram};
+use super::intervals::{Series, new_histogram};
 use super::options::{LoadScenario, Op, Pace};
 use super::recorder::{Phase, Recorded};
 use super::report::{LoadReport, Timing, render};
@@ -259,18 +259,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         serde_json::from_value(identity["scenario"].clone()).map_err(|e| not(format!("scenario: {e}")))?;
     let pace: Pace = serde_json::from_value(identity["pace"].clone()).map_err(|e| not(format!("pace: {e}")))?;
 
-    let mut recorded = Recorded {
-        histograms: BTreeMap::new(),
-        ok: BTreeMap::new(),
-        errors: BTreeMap::new(),
-        checked: 0,
-        lost: 0,
-        bytes: 0,
-        lost_names: Vec::new(),
-        new_names: Vec::new(),
-        names_not_kept: 0,
-        intervals: IntervalLogs::default(),
-    };
+    let mut recorded = Recorded::default();
     let (mut sent, mut notes) = (0u64, Vec::new());
     let (mut started, mut ended, mut first_send, mut last_send) = (u64::MAX, 0u64, u64::MAX, 0u64);
     let mut new_by: BTreeMap<String, u32> = BTreeMap::new();

@@ -52,7 +52,7 @@ impl Phase {
 }
 
 /// Everything recorded.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Recorded {
     /// Latency in microseconds per (kind, phase).
     pub histograms: BTreeMap<(Op, Phase), Histogram<u64>>,
@@ -84,19 +84,7 @@ pub struct Recorder {
 
 impl Default for Recorder {
     fn default() -> Self {
-        let recorded = Recorded {
-            histograms: BTreeMap::new(),
-            ok: BTreeMap::new(),
-            errors: BTreeMap::new(),
-            checked: 0,
-            lost: 0,
-            bytes: 0,
-            lost_names: Vec::new(),
-            new_names: Vec::new(),
-            names_not_kept: 0,
-            intervals: IntervalLogs::default(),
-        };
-        Self { inner: Mutex::new((recorded, None)) }
+        Self { inner: Mutex::new((Recorded::default(), None)) }
     }
 }
 

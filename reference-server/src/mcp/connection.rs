@@ -163,7 +163,13 @@ pub async fn connect(
                 .max_json_response_size(MAX_HTTP_ANSWER)
                 .max_sse_event_size(MAX_HTTP_ANSWER)
                 .reinit_on_expired_session(true);
-            let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+            // `Client::new()` panics where the client cannot be built (a system without CA certificates:
+            // a minimal container); that is this server's failure to reach it, not a crash.
+            let http = reqwest::Client::builder().build().map_err(|error| ConnectError::Unreachable {
+                url: url.to_string(),
+                why: format!("no HTTP client: {}", root_cause(&error)),
+            })?;
+            let transport = StreamableHttpClientTransport::with_client(http, config);
             match tokio::time::timeout(start_timeout, client.serve(transport)).await {
                 Ok(Ok(service)) => (service, None),
                 Ok(Err(error)) => {
