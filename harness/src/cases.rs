@@ -9,6 +9,7 @@ mod hub;
 mod lifting;
 mod page;
 mod page_in_browser;
+mod page_layout;
 mod process;
 mod references;
 mod result_text;
@@ -54,6 +55,7 @@ pub fn all() -> Vec<Case> {
         vision::cases(),
         page::cases(),
         page_in_browser::cases(),
+        page_layout::cases(),
     ]
     .concat()
 }

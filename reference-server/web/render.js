@@ -16,6 +16,15 @@ function node(tag, className, text) {
   return n;
 }
 
+// A long text in its own scrolling box (SPEC 13.5), reachable by keyboard so it can be scrolled without
+// a mouse (a scroll region that cannot take focus is an accessibility failure: SPEC 13.8).
+function scrollBox(className, text, label) {
+  const box = node("pre", className, text);
+  box.tabIndex = 0;
+  box.setAttribute("aria-label", label);
+  return box;
+}
+
 function atBottom() {
   return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
 }
@@ -95,12 +104,12 @@ function renderTool(tool) {
   details.append(summary);
   const body = node("div", "tool-body");
   body.append(node("h4", "", "Arguments"));
-  body.append(node("pre", "arguments", tool.arguments === undefined ? "(being written)" : JSON.stringify(tool.arguments, null, 2)));
+  body.append(scrollBox("arguments", tool.arguments === undefined ? "(being written)" : JSON.stringify(tool.arguments, null, 2), "Arguments"));
   if (tool.result !== undefined) {
     let heading = (tool.ok ? "Result" : "Error") + " · " + (tool.chars || 0).toLocaleString() + " characters";
     if (tool.truncated) heading += ", cut for the model";
     body.append(node("h4", "", heading));
-    const result = node("pre", "result", tool.result);
+    const result = scrollBox("result", tool.result, heading);
     result.dataset.strata = "tool-result";
     body.append(result);
   }

@@ -23,7 +23,7 @@ use crate::context::Ctx;
 use crate::scenario::{HARNESS_KEY, Scenario, Setup, own};
 
 /// Two 640×360 pictures (seeds 1 and 2), a tool with a very long name, and a 6,000-character result.
-fn pictures_and_more() -> String {
+pub(super) fn pictures_and_more() -> String {
     let long = format!("{}__{}", crate::scenario::FIXTURE_SERVER, fixtures::tools::LONG_NAME);
     fixtures::scripts::calls_script(&[
         ("fake__picture", &[("width", "640"), ("height", "360"), ("count", "2")]),
@@ -32,7 +32,7 @@ fn pictures_and_more() -> String {
     ])
 }
 
-fn page(scripts: Vec<String>) -> Setup {
+pub(super) fn page(scripts: Vec<String>) -> Setup {
     Setup::mcp(Some(true)).with_key().scripts(scripts)
 }
 
@@ -121,26 +121,26 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// One width: a browser on the page through the recording proxy, the key entered.
-struct Visit<'a> {
-    ctx: &'a Ctx,
-    session: Session,
-    proxy: Proxy,
+pub(super) struct Visit<'a> {
+    pub(super) ctx: &'a Ctx,
+    pub(super) session: Session,
+    pub(super) proxy: Proxy,
 }
 
 impl Visit<'_> {
-    fn client(&self) -> &fantoccini::Client {
+    pub(super) fn client(&self) -> &fantoccini::Client {
         &self.session.client
     }
 
     /// Sends a message and waits for the turn to end with `pictures` pictures shown.
-    async fn turn_with_pictures(&self, text: &str, pictures: usize) -> CheckResult {
+    pub(super) async fn turn_with_pictures(&self, text: &str, pictures: usize) -> CheckResult {
         send(self.client(), text).await?;
         let shown = format!("{} === {pictures} && {}", loaded_pictures(), idle());
         wait_until(self.client(), &shown, 60, &format!("{pictures} pictures shown and the turn over")).await
     }
 
     /// The names of the pictures the page asked for, in order, without repeats.
-    fn media_names(&self) -> Vec<String> {
+    pub(super) fn media_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for request in self.proxy.log() {
             let Some(name) = request.target.strip_prefix("/tool-media/") else { continue };
@@ -153,10 +153,10 @@ impl Visit<'_> {
     }
 }
 
-type WidthCheck = for<'a> fn(&'a Visit<'a>) -> BoxFuture<'a, CheckResult>;
+pub(super) type WidthCheck = for<'a> fn(&'a Visit<'a>) -> BoxFuture<'a, CheckResult>;
 
 /// Runs `check` at every width, each in a fresh browser on a restarted server.
-async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
+pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
     let driver = driver::driver().await?;
     for (i, width) in WIDTHS.into_iter().enumerate() {
         let http = if i == 0 { ctx.http.clone() } else { ctx.restart().await? };
