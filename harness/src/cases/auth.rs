@@ -105,6 +105,15 @@ pub fn cases() -> Vec<Case> {
             ["health-needs-key"]
         ),
         case!(
+            "auth.options-need-no-key",
+            "2.3",
+            Must,
+            KEYED,
+            "OPTIONS without the key, plain and as a CORS preflight, is never 401 on any route (keyed or not)",
+            options_need_no_key,
+            ["options-need-key"]
+        ),
+        case!(
             "auth.protects-every-route",
             "2.3",
             Must,
@@ -231,6 +240,32 @@ async fn health_is_public(ctx: Ctx) -> CheckResult {
     {
         let reply = ctx.http.call(method.clone(), path).without_key().send().await?;
         expect_eq(&format!("{method} {path} without the key"), 401, reply.status)?;
+    }
+    Ok(())
+}
+
+async fn options_need_no_key(ctx: Ctx) -> CheckResult {
+    let media = format!("/tool-media/{}.png", "0".repeat(64));
+    let paths =
+        [CHAT, "/v1/models", "/v1/status", "/mcp", media.as_str(), "/health", "/api/health", "/", "/web/app.js"];
+    let origin = format!("http://{}", ctx.http.base().trim_start_matches("http://"));
+    for path in paths {
+        for preflight in [false, true] {
+            let mut call = ctx.http.call(http::Method::OPTIONS, path).without_key();
+            if preflight {
+                call = call
+                    .header("origin", origin.as_bytes())
+                    .header("access-control-request-method", b"POST")
+                    .header("access-control-request-headers", b"authorization, content-type");
+            }
+            let reply = call.send().await?;
+            let what = if preflight { "a CORS preflight" } else { "OPTIONS" };
+            expect(
+                reply.status != 401,
+                format!("{what} {path} without the key answered (any status but 401)"),
+                reply.status.to_string(),
+            )?;
+        }
     }
     Ok(())
 }

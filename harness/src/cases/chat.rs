@@ -61,6 +61,15 @@ pub fn cases() -> Vec<Case> {
             ["context-off-by-one", "truncate-prompts"]
         ),
         case!(
+            "chat.body-limit-holds-for-chunked-bodies",
+            "4.10",
+            Must,
+            ONE_MIB_BODIES,
+            "with max_body_mib 1, chunked bodies (no Content-Length; chunks of 64 KiB and of 1,000 bytes) of 1,048,575 and 1,048,576 bytes are read and one of 1,048,577 is 413 in the JSON error shape",
+            chunked_body_limit,
+            ["chunked-bodies-unbounded"]
+        ),
+        case!(
             "chat.body-limit-at-1-mib",
             "4.10",
             Must,
@@ -402,12 +411,34 @@ async fn context_boundary(ctx: Ctx) -> CheckResult {
     expect(message.contains("exceeds the context"), "a message saying it exceeds the context", message)
 }
 
+/// The 1 MiB limit of [`ONE_MIB_BODIES`].
+const LIMIT: usize = 1 << 20;
+
+/// A chat body of exactly `size` bytes.
+fn body_of(size: usize) -> String {
+    let (head, tail) = (r#"{"messages":[{"role":"user","content":""#, r#""}],"max_tokens":1}"#);
+    format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
+}
+
+async fn chunked_body_limit(ctx: Ctx) -> CheckResult {
+    for chunk in [64 << 10, 1000] {
+        for size in [LIMIT - 1, LIMIT] {
+            let (status, _) = super::common::post_chunked(&ctx.http, body_of(size).into_bytes(), chunk).await?;
+            expect(
+                status != 413 && status != 0,
+                format!("a chunked body of {size} bytes in chunks of {chunk} read (any status but 413)"),
+                status.to_string(),
+            )?;
+        }
+        let (status, body) = super::common::post_chunked(&ctx.http, body_of(LIMIT + 1).into_bytes(), chunk).await?;
+        expect_eq(&format!("status of a chunked body of {} bytes in chunks of {chunk}", LIMIT + 1), 413, status)?;
+        let shape: Value = serde_json::from_str(body.trim()).unwrap_or_default();
+        expect(shape["error"]["message"].is_string(), "the JSON error shape", body)?;
+    }
+    Ok(())
+}
+
 async fn body_limit_boundary(ctx: Ctx) -> CheckResult {
-    const LIMIT: usize = 1 << 20;
-    let body_of = |size: usize| -> String {
-        let (head, tail) = (r#"{"messages":[{"role":"user","content":""#, r#""}],"max_tokens":1}"#);
-        format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
-    };
     for size in [LIMIT - 1, LIMIT] {
         let reply = super::common::post_chat_body(&ctx.http, body_of(size)).await?;
         expect(

@@ -154,6 +154,46 @@ pub async fn post_oversized(http: &Http, body: &[u8]) -> Result<(u16, String), C
     Ok((status, body))
 }
 
+/// POSTs `body` to the chat route with `Transfer-Encoding: chunked` (no `Content-Length`, so a server
+/// learns the size only by counting), in chunks of `chunk` bytes, over a plain TCP connection; the
+/// answer is read while the body is still being written (a server may refuse half-way). The status
+/// and body of the answer.
+pub async fn post_chunked(http: &Http, body: Vec<u8>, chunk: usize) -> Result<(u16, String), CheckError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = http.base().trim_start_matches("http://").to_string();
+    let stream =
+        tokio::net::TcpStream::connect(&address).await.map_err(|e| broken(format!("connect {address}: {e}")))?;
+    let (mut reader, mut writer) = stream.into_split();
+    let key = http.key().map(|k| format!("authorization: Bearer {k}\r\n")).unwrap_or_default();
+    let head = format!(
+        "POST {CHAT} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n{key}connection: close\r\n\r\n"
+    );
+    let sending = tokio::spawn(async move {
+        writer.write_all(head.as_bytes()).await?;
+        for piece in body.chunks(chunk.max(1)) {
+            writer.write_all(format!("{:x}\r\n", piece.len()).as_bytes()).await?;
+            writer.write_all(piece).await?;
+            writer.write_all(b"\r\n").await?;
+        }
+        writer.write_all(b"0\r\n\r\n").await?;
+        // Handed back, not dropped: dropping the write half would half-close the connection, which a
+        // server may take for a client that went away (4.11) before it answers.
+        Ok::<_, std::io::Error>(writer)
+    });
+    let mut answer = Vec::new();
+    let read =
+        tokio::time::timeout(std::time::Duration::from_secs(30), (&mut reader).take(1 << 20).read_to_end(&mut answer))
+            .await;
+    sending.abort();
+    if read.is_err() && answer.is_empty() {
+        return Err(broken("no answer within 30 s"));
+    }
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    Ok((status, body))
+}
+
 /// Reads an open response to its end (at most 30 s between frames, and 16 MiB kept); the text.
 pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
     let mut seen = String::new();

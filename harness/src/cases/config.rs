@@ -110,7 +110,34 @@ pub fn cases() -> Vec<Case> {
             rejects_empty_key,
             ["empty-key-ok"]
         ),
+        case!(
+            "config.api-key.environment-wins-over-the-file",
+            "1.7",
+            Must,
+            LAUNCHES,
+            "with api_key in the file and STRATA_API_KEY (surrounded by whitespace) in the environment, the environment's key opens the routes and the file's does not",
+            environment_key_wins,
+            ["api-key-file-wins"]
+        ),
     ]
+}
+
+/// 1.7's order for the two a deployment most often sets at once (a key file baked into an image, the
+/// key of the day in the environment).
+async fn environment_key_wins(ctx: Ctx) -> CheckResult {
+    let server = ctx
+        .start_running(
+            &json!({"api_key": "key-from-the-file"}),
+            &[],
+            &[("STRATA_API_KEY", " \tkey-from-the-environment \n")],
+        )
+        .await?;
+    let base = server.http.base().to_string();
+    for (key, wanted) in [("key-from-the-environment", 200), ("key-from-the-file", 401)] {
+        let reply = crate::http::Http::new(&base, Some(key.into())).get("/v1/models").send().await?;
+        expect_eq(&format!("GET /v1/models with {key}"), wanted, reply.status)?;
+    }
+    Ok(())
 }
 
 /// Launches with `config` and checks the refusal names `key` and shows `value`.

@@ -98,6 +98,15 @@ pub fn cases() -> Vec<Case> {
             ["lift-anything"]
         ),
         case!(
+            "lift.last-group-ends-on-a-digit",
+            "11.2",
+            Must,
+            BASIC,
+            "PNG, JPEG and WebP pictures whose base64 ends in a group of 3 characters ending on 0, 4 or 8, with and without the =, are lifted like any other",
+            digit_ends,
+            ["lift-digit-end-refused"]
+        ),
+        case!(
             "lift.bmp-is-a-picture",
             "11.2",
             Must,
@@ -282,6 +291,54 @@ async fn run_length_boundary(ctx: Ctx) -> CheckResult {
         let wanted = if lifted { note("image/png", png.len()).len() } else { run.len() };
         let how = if lifted { "lifted: its note" } else { "left as sent: one token per character" };
         expect_eq(&format!("prompt tokens a {}-character run adds ({how})", run.len()), wanted as i64, tokens - empty)?;
+    }
+    Ok(())
+}
+
+/// `picture` with bytes after its end (which decoders ignore), 900 bytes at least, so that its length leaves 2 bytes in the
+/// last base64 group and its last byte ends in `last_nibble`: its base64 then ends in three
+/// characters, the third `ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/`'s
+/// character `last_nibble · 4` — `0`, `4` and `8` for 13, 14 and 15. Every fixture picture ends on a
+/// letter (a PNG's `0x82` gives `I`), which is how a decoder that mishandles digits there went unseen.
+pub fn ending_on(mut picture: Vec<u8>, last_nibble: u8) -> Vec<u8> {
+    // At least 1,024 characters of base64: shorter runs are never lifted (11.2).
+    picture.resize(picture.len().max(900), 0);
+    let extra = match (2 + 3 - picture.len() % 3) % 3 {
+        0 => 3,
+        k => k,
+    };
+    picture.extend(std::iter::repeat_n(0u8, extra - 1));
+    picture.push(0xA0 | last_nibble);
+    picture
+}
+
+async fn digit_ends(ctx: Ctx) -> CheckResult {
+    use base64::engine::general_purpose::STANDARD_NO_PAD;
+    use fixtures::images::{PictureFormat, picture};
+    let empty = prompt_tokens(&complete(&ctx.http, &tool_text("")).await?)?;
+    let formats =
+        [(PictureFormat::Png, "image/png"), (PictureFormat::Jpeg, "image/jpeg"), (PictureFormat::Webp, "image/webp")];
+    for (format, mime) in formats {
+        for (nibble, digit) in [(13u8, '0'), (14, '4'), (15, '8')] {
+            let bytes = ending_on(picture(format, 16, 12, 70 + u32::from(nibble)), nibble);
+            let bare = STANDARD_NO_PAD.encode(&bytes);
+            expect(
+                bare.len() % 4 == 3 && bare.ends_with(digit),
+                format!("a run ending in 3 characters, the last {digit}"),
+                bare[bare.len() - 4..].to_string(),
+            )?;
+            for (how, run) in [("no padding", bare.clone()), ("its =", format!("{bare}="))] {
+                let tokens = prompt_tokens(&complete(&ctx.http, &tool_text(&run)).await?)?;
+                expect_eq(
+                    &format!(
+                        "prompt tokens a {mime} of {} bytes ending on {digit} ({how}) adds: its note",
+                        bytes.len()
+                    ),
+                    note(mime, bytes.len()).len() as i64,
+                    tokens - empty,
+                )?;
+            }
+        }
     }
     Ok(())
 }

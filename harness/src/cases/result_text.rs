@@ -34,8 +34,35 @@ const AROUND_THE_CAP: Scenario = own("around-the-cap", || {
     )
 });
 
+/// Text of `n` characters mixing one-, two-, three- and four-byte UTF-8 (an astral one among them):
+/// the cap counts characters, never bytes or UTF-16 units.
+pub fn wide_text(n: usize) -> String {
+    "é日😀a".chars().cycle().take(n).collect()
+}
+
+/// Three echoed results of 499, 500 and 501 such characters under `max_result_chars` 500.
+const WIDE_AROUND_THE_CAP: Scenario = own("wide-around-the-cap", || {
+    let texts = [wide_text(499), wide_text(500), wide_text(501)];
+    let calls: Vec<(&str, [(&str, &str); 1])> = texts.iter().map(|t| ("fake__echo", [("text", t.as_str())])).collect();
+    let calls: Vec<(&str, &[(&str, &str)])> = calls.iter().map(|(name, args)| (*name, &args[..])).collect();
+    Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&calls), answer("ok")]).set(
+        "mcp",
+        "max_result_chars",
+        json!(500),
+    )
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "result.cap-counts-characters",
+            "7.3",
+            Must,
+            WIDE_AROUND_THE_CAP,
+            "results of 499, 500 and 501 characters of 1- to 4-byte UTF-8 under a cap of 500: the cap and chars count characters, not bytes",
+            cap_counts_characters,
+            ["result-cap-counts-bytes"]
+        ),
         case!(
             "result.cap-at-499-500-501",
             "7.3",
@@ -123,6 +150,28 @@ async fn feature_off_identical(ctx: Ctx) -> CheckResult {
         wanted["id"] = json!("(missing)");
     }
     expect_eq("the event, byte for byte", wanted.to_string(), result.to_string())
+}
+
+async fn cap_counts_characters(ctx: Ctx) -> CheckResult {
+    let mut results = stream(&ctx.http, opt_in()).await?.results()?;
+    results.sort_by_key(|r| r.chars); // SPEC orders results by nothing; each is known by its length
+    expect_eq("results", 3, results.len())?;
+    for (result, n) in results.iter().zip([499usize, 500]) {
+        expect_eq(
+            &format!("the result of {n} characters ({} bytes)", wide_text(n).len()),
+            (wide_text(n).as_str(), n as u64, false),
+            (result.text.as_str(), result.chars, result.truncated),
+        )?;
+    }
+    let cut = format!(
+        "{}\n\n[... truncated: the tool returned 501 characters; only the first 500 are shown]",
+        wide_text(500)
+    );
+    expect_eq(
+        "the result of 501 characters",
+        (cut.as_str(), 501, true),
+        (results[2].text.as_str(), results[2].chars, results[2].truncated),
+    )
 }
 
 async fn cap_boundary(ctx: Ctx) -> CheckResult {

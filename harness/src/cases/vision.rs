@@ -24,6 +24,20 @@ const NO_ENCODER: Scenario = own("no-encoder", Setup::plain);
 /// A vision encoder and no tools: pictures come in user messages.
 const USER_PICTURES: Scenario = own("vision-user-pictures", || Setup::plain().vision());
 
+/// Configured bounds of 64 and 256 squares of 28×28 (1.10), far from the defaults.
+const BOUNDS: (u32, u32) = (64 * 784, 256 * 784);
+const CONFIGURED_BOUNDS: Scenario = own("vision-configured-bounds", || {
+    let mut setup = Setup::plain().vision();
+    setup.config["vision"]["min_pixels"] = json!(BOUNDS.0);
+    setup.config["vision"]["max_pixels"] = json!(BOUNDS.1);
+    setup
+});
+
+/// Sizes around the configured bounds: grids of exactly `max_pixels` (448×448) and `min_pixels`
+/// (224×224), which neither scale; one square over (476×448) and one under (224×196); and sizes the
+/// defaults would leave alone but these bounds scale (640×360 down, 100×100 up).
+const BOUND_SIZES: [(u32, u32); 6] = [(448, 448), (476, 448), (224, 224), (224, 196), (640, 360), (100, 100)];
+
 /// A vision encoder, the fixture's 640x360 picture once, then plain answers.
 const EVERY_SOURCE: Scenario = own("vision-every-source", || {
     Setup::mcp(Some(true)).vision().scripts(vec![
@@ -89,6 +103,15 @@ pub fn cases() -> Vec<Case> {
             "34 picture sizes (both resize branches, halves, extreme shapes, grids exactly at max_pixels and min_pixels) each take the image tokens SPEC 12.2's formula gives",
             geometry_table,
             ["no-vision-pads", "max-pixels-inclusive"]
+        ),
+        case!(
+            "vision.configured-pixel-bounds",
+            "12.2",
+            Must,
+            CONFIGURED_BOUNDS,
+            "with vision.min_pixels 64·784 and max_pixels 256·784, pictures at, one square over and one under each bound take 12.2's tokens under those bounds",
+            configured_bounds,
+            ["vision-bounds-ignored"]
         ),
         case!(
             "vision.mcp-picture-tokens",
@@ -157,18 +180,27 @@ const SIZES: [(u32, u32); 34] = [
 /// √(h·w/max) and floored; under `min_pixels` scaled up by √(min/(h·w)) and ceiled; one token per
 /// 28×28 square.
 pub fn expected_tokens(width: u32, height: u32) -> u64 {
+    expected_tokens_within(width, height, DEFAULT_MIN_PIXELS, DEFAULT_MAX_PIXELS)
+}
+
+/// 12.2's default `min_pixels` (56·56) and `max_pixels` (28·28·1280).
+pub const DEFAULT_MIN_PIXELS: u32 = 56 * 56;
+/// See [`DEFAULT_MIN_PIXELS`].
+pub const DEFAULT_MAX_PIXELS: u32 = 28 * 28 * 1280;
+
+/// [`expected_tokens`] under configured `vision.min_pixels` and `vision.max_pixels` (1.10).
+pub fn expected_tokens_within(width: u32, height: u32, min_pixels: u32, max_pixels: u32) -> u64 {
     const FACTOR: f64 = 28.0;
-    const MIN_PIXELS: f64 = 56.0 * 56.0;
-    const MAX_PIXELS: f64 = 28.0 * 28.0 * 1280.0;
+    let (min_px, max_px) = (f64::from(min_pixels), f64::from(max_pixels));
     let (h, w) = (f64::from(height.max(1)), f64::from(width.max(1)));
     let mut h_bar = ((h / FACTOR).round_ties_even() * FACTOR).max(FACTOR);
     let mut w_bar = ((w / FACTOR).round_ties_even() * FACTOR).max(FACTOR);
-    if h_bar * w_bar > MAX_PIXELS {
-        let beta = (h * w / MAX_PIXELS).sqrt();
+    if h_bar * w_bar > max_px {
+        let beta = (h * w / max_px).sqrt();
         h_bar = ((h / beta / FACTOR).floor() * FACTOR).max(FACTOR);
         w_bar = ((w / beta / FACTOR).floor() * FACTOR).max(FACTOR);
-    } else if h_bar * w_bar < MIN_PIXELS {
-        let beta = (MIN_PIXELS / (h * w)).sqrt();
+    } else if h_bar * w_bar < min_px {
+        let beta = (min_px / (h * w)).sqrt();
         h_bar = (h * beta / FACTOR).ceil() * FACTOR;
         w_bar = (w * beta / FACTOR).ceil() * FACTOR;
     }
@@ -182,6 +214,21 @@ fn with_picture(png: Option<&[u8]>) -> Value {
         content.push(json!({"type": "image_url", "image_url": {"url": url}}));
     }
     json!({"messages": [{"role": "user", "content": content}], "max_tokens": 4})
+}
+
+async fn configured_bounds(ctx: Ctx) -> CheckResult {
+    let without = prompt_tokens(&complete(&ctx.http, &with_picture(None)).await?)?;
+    let mut wrong = Vec::new();
+    for (width, height) in BOUND_SIZES {
+        let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, width, height, 5);
+        let added = prompt_tokens(&complete(&ctx.http, &with_picture(Some(&png))).await?)? - without - 2;
+        let wanted = expected_tokens_within(width, height, BOUNDS.0, BOUNDS.1) as i64;
+        if added != wanted {
+            let default = expected_tokens(width, height);
+            wrong.push(format!("{width}x{height}: {added} (wanted {wanted}; the defaults give {default})"));
+        }
+    }
+    expect(wrong.is_empty(), "every size at 12.2's count under the configured bounds", wrong.join("; "))
 }
 
 async fn geometry_table(ctx: Ctx) -> CheckResult {
