@@ -1,5 +1,6 @@
 //! Reading a JSON request body within its bounds (SPEC 4.10, 1.11): 408 when it does not arrive in
-//! time, 413 over the byte cap or over
+//! time, 413 over the byte cap (after reading on a bounded part of the rest, so a client still writing
+//! gets the answer: [`LINGER_BYTES`], [`LINGER_TIME`]) or over
 //! [`MAX_JSON_VALUES`] values, 400 for anything that is not JSON, both in the JSON error shape. Only the
 //! top-level fields the route reads are built; the others are skipped without being kept, so an unknown
 //! field holding a huge array costs no memory (a `serde_json::Value` costs ~80 bytes an element).
@@ -34,10 +35,15 @@ pub async fn read_json(
     let BodyLimits { limit, timeout, room } = limits;
     let declared =
         headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    // A client that asked to be told before it sends (`Expect: 100-continue`) waits for the answer.
+    let waits = headers.get(header::EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
     if declared.is_some_and(|n| n > limit as u64) {
+        if !waits {
+            linger(body).await;
+        }
         return Err(ApiError::too_large(limit));
     }
-    let read = read_within(body, declared.unwrap_or(0) as usize, limit, room);
+    let read = read_within(body, declared.unwrap_or(0) as usize, limit, room, !waits);
     // A body that trickles in is cut off: `timeout` for the whole of it (SPEC 1.11).
     let Ok(read) = tokio::time::timeout(timeout, read).await else {
         return Err(ApiError::new(
@@ -93,6 +99,7 @@ async fn read_within(
     declared: usize,
     limit: usize,
     room: &Semaphore,
+    lingers: bool,
 ) -> Result<(Vec<u8>, Option<SemaphorePermit<'_>>), ApiError> {
     let mut held: Option<SemaphorePermit<'_>> = None;
     let mut bytes = Vec::new();
@@ -101,6 +108,10 @@ async fn read_within(
         let Ok(chunk) = frame.into_data() else { continue };
         let total = bytes.len() + chunk.len();
         if total > limit {
+            drop((bytes, held));
+            if lingers {
+                linger(body).await;
+            }
             return Err(ApiError::too_large(limit));
         }
         if total > FREE_BYTES {
@@ -123,6 +134,29 @@ async fn read_within(
         bytes.extend_from_slice(&chunk);
     }
     Ok((bytes, held))
+}
+
+/// The most of a refused body read and dropped before the 413 goes out.
+pub const LINGER_BYTES: usize = 16 << 20;
+/// The longest the rest of a refused body is waited for.
+pub const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Reads the rest of a refused body and drops it, up to [`LINGER_BYTES`] or [`LINGER_TIME`], as
+/// nginx's lingering close does. A client that writes its whole body before it reads (Python's
+/// `urllib`, most simple clients) would otherwise be closed on while it writes and see "broken pipe"
+/// or a reset instead of the 413 (SPEC 4.10). Nothing is kept; past either bound the answer goes out
+/// anyway.
+async fn linger(mut body: Body) {
+    let drained = async {
+        let mut read = 0usize;
+        while read < LINGER_BYTES {
+            match body.frame().await {
+                Some(Ok(frame)) => read += frame.data_ref().map_or(0, |d| d.len()),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER_TIME, drained).await;
 }
 
 fn busy() -> ApiError {

@@ -70,6 +70,15 @@ pub fn cases() -> Vec<Case> {
             ["chunked-bodies-unbounded"]
         ),
         case!(
+            "chat.refused-body-reaches-a-client-that-writes-first",
+            "4.10",
+            Must,
+            ONE_MIB_BODIES,
+            "with max_body_mib 1, a client that writes a whole 8 MiB body before reading (with Content-Length, and chunked) gets the 413 in the JSON error shape, not a broken connection",
+            refusal_reaches_writers,
+            ["refusal-without-lingering"]
+        ),
+        case!(
             "chat.body-limit-at-1-mib",
             "4.10",
             Must,
@@ -434,6 +443,18 @@ async fn chunked_body_limit(ctx: Ctx) -> CheckResult {
         expect_eq(&format!("status of a chunked body of {} bytes in chunks of {chunk}", LIMIT + 1), 413, status)?;
         let shape: Value = serde_json::from_str(body.trim()).unwrap_or_default();
         expect(shape["error"]["message"].is_string(), "the JSON error shape", body)?;
+    }
+    Ok(())
+}
+
+async fn refusal_reaches_writers(ctx: Ctx) -> CheckResult {
+    let body = body_of(8 << 20);
+    for chunked in [false, true] {
+        let (status, answer) = super::common::post_then_read(&ctx.http, body.as_bytes(), chunked).await?;
+        let how = if chunked { "chunked" } else { "with Content-Length" };
+        expect_eq(&format!("status for a whole 8 MiB body written first, {how}"), 413, status)?;
+        let shape: Value = serde_json::from_str(answer.trim()).unwrap_or_default();
+        expect(shape["error"]["message"].is_string(), "the JSON error shape", answer)?;
     }
     Ok(())
 }

@@ -194,6 +194,61 @@ pub async fn post_chunked(http: &Http, body: Vec<u8>, chunk: usize) -> Result<(u
     Ok((status, body))
 }
 
+/// POSTs `body` to the chat route the way simple clients do (Python's `urllib`): the whole request
+/// written first — with `Content-Length`, or chunked in 64 KiB chunks — and only then the answer read.
+/// A server that answers and closes while the body is still coming breaks the write or the read, which
+/// this reports as a failure.
+pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(u16, String), CheckError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = http.base().trim_start_matches("http://").to_string();
+    let mut stream =
+        tokio::net::TcpStream::connect(&address).await.map_err(|e| broken(format!("connect {address}: {e}")))?;
+    let key = http.key().map(|k| format!("authorization: Bearer {k}\r\n")).unwrap_or_default();
+    let framing =
+        if chunked { "transfer-encoding: chunked".to_string() } else { format!("content-length: {}", body.len()) };
+    let mut request =
+        format!("POST {CHAT} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n{framing}\r\n{key}\r\n")
+            .into_bytes();
+    if chunked {
+        for piece in body.chunks(64 << 10) {
+            request.extend(format!("{:x}\r\n", piece.len()).as_bytes());
+            request.extend(piece);
+            request.extend(b"\r\n");
+        }
+        request.extend(b"0\r\n\r\n");
+    } else {
+        request.extend(body);
+    }
+    let how = if chunked { "chunked" } else { "with Content-Length" };
+    let written = tokio::time::timeout(std::time::Duration::from_secs(30), stream.write_all(&request)).await;
+    match written {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(CheckError::Fail {
+                expected: format!("the whole body ({} bytes, {how}) written, then the answer", body.len()),
+                actual: format!("the connection broke while it was written: {e}"),
+            });
+        }
+        Err(_) => return Err(broken("the body could not be written within 30 s")),
+    }
+    let mut answer = Vec::new();
+    let read =
+        tokio::time::timeout(std::time::Duration::from_secs(30), (&mut stream).take(1 << 20).read_to_end(&mut answer))
+            .await;
+    if let Ok(Err(e)) = &read
+        && answer.is_empty()
+    {
+        return Err(CheckError::Fail {
+            expected: format!("an answer after the whole body ({} bytes, {how})", body.len()),
+            actual: format!("the connection broke before one came: {e}"),
+        });
+    }
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    Ok((status, body))
+}
+
 /// Reads an open response to its end (at most 30 s between frames, and 16 MiB kept); the text.
 pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
     let mut seen = String::new();
