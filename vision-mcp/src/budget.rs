@@ -116,6 +116,22 @@ mod tests {
     }
 
     #[test]
+    fn the_day_is_a_rolling_24_hours_not_a_calendar_day() {
+        let dir = tempfile::tempdir().expect("dir");
+        let budget = Budget::new(&dir.path().join("usage.sqlite3"), 2, 100);
+        let midnight = 1_796_083_200; // 2026-12-01T00:00:00Z
+        let first = midnight - 3600;
+        assert_eq!(budget.reserve_at(first), Ok(()));
+        assert_eq!(budget.reserve_at(first + 1), Ok(()));
+        // Two hours later it is another day on the calendar, but not 24 hours later.
+        assert_eq!(budget.reserve_at(midnight + 3600), Err(BudgetError::Day(2)));
+        assert_eq!(budget.reserve_at(first + 86_399), Err(BudgetError::Day(2)), "23:59:59 later");
+        assert_eq!(budget.reserve_at(first + 86_400), Ok(()), "exactly 24 hours later the first no longer counts");
+        assert_eq!(budget.reserve_at(first + 86_400), Err(BudgetError::Day(2)), "the second still does");
+        assert_eq!(budget.reserve_at(first + 86_401), Ok(()), "a second later the second no longer counts either");
+    }
+
+    #[test]
     fn an_unusable_database_reserves_nothing() {
         let dir = tempfile::tempdir().expect("dir");
         let budget = Budget::new(&dir.path().join("no-such-folder/usage.sqlite3"), 4, 2);

@@ -103,6 +103,13 @@ async fn every_refusal_sends_nothing_and_consumes_nothing() {
     setup.write("drawing.svg", support::SVG.as_bytes());
     setup.write("corrupt.png", &support::corrupt_png());
     setup.write("moving.gif", &animated_gif());
+    setup.write("shots/ok.png", &png(10, 10));
+    // Headers claiming one pixel over 20 megapixels (4,473 × 4,472 = 20,003,256: under 20 × 2^20, so a
+    // server that reads "mega" as 2^20 lets it through) and exactly 20,000,000 (5,000 × 4,000: not
+    // refused for its size, only for having no pixels after the header).
+    for (name, width, height) in [("over-20-mp.png", 4473u32, 4472u32), ("exactly-20-mp.png", 5000, 4000)] {
+        setup.write(name, &png_claiming(width, height));
+    }
     let fifo = setup.root.join("pipe.png");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
     let cases: Vec<(String, Option<&str>)> = vec![
@@ -124,6 +131,11 @@ async fn every_refusal_sends_nothing_and_consumes_nothing() {
         ("corrupt.png".into(), None),
         ("moving.gif".into(), None),
         ("ok.png".into(), Some("ultra")),
+        // A `..` that stays inside the folder is still not a plain name (seed 003: no `..` at all).
+        ("shots/../ok.png".into(), None),
+        ("shots/../shots/ok.png".into(), None),
+        ("over-20-mp.png".into(), None),
+        ("exactly-20-mp.png".into(), None),
     ];
     let mut messages = Vec::new();
     for (image, detail) in cases {
@@ -139,6 +151,9 @@ async fn every_refusal_sends_nothing_and_consumes_nothing() {
         }
     }
     assert!(messages[4].contains("symbolic links"), "{}", messages[4]);
+    assert!(messages[18].contains("relative file name") && messages[19].contains("relative file name"), "{messages:?}");
+    assert!(messages[20].contains("more than 20 megapixels"), "{}", messages[20]);
+    assert!(!messages[21].contains("megapixels"), "exactly 20,000,000 pixels is not over the limit: {}", messages[21]);
     assert!(messages[16].contains("animated"), "{}", messages[16]);
 }
 
@@ -159,6 +174,61 @@ fn animated_gif() -> Vec<u8> {
         }
     }
     out
+}
+
+/// The CRC-32 of a PNG chunk's type and data.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for byte in bytes {
+        crc ^= u32::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// A 10×10 PNG whose header (with a valid CRC) claims `width` × `height`: its header reads, its pixels
+/// are not there, so only a size check made from the header refuses it for its size.
+fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = png(10, 10);
+    bytes[16..20].copy_from_slice(&width.to_be_bytes());
+    bytes[20..24].copy_from_slice(&height.to_be_bytes());
+    let crc = crc32(&bytes[12..29]);
+    bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+    bytes
+}
+
+/// A PNG with a text chunk after its header (a tool's or a camera's metadata).
+fn png_with_text(width: u32, height: u32, text: &[u8]) -> Vec<u8> {
+    let plain = png(width, height);
+    let mut chunk = b"tEXt".to_vec();
+    chunk.extend(text);
+    let mut out = plain[..33].to_vec();
+    out.extend((text.len() as u32).to_be_bytes());
+    out.extend(&chunk);
+    out.extend(crc32(&chunk).to_be_bytes());
+    out.extend(&plain[33..]);
+    out
+}
+
+#[tokio::test]
+async fn a_small_png_is_re_encoded_without_its_metadata() {
+    let setup = Setup::new(20, 3);
+    let server = openai(answer("- a small picture", "completed")).await;
+    let original = png_with_text(64, 48, b"Comment\0METADATA-CANARY from the camera");
+    assert!(image::load_from_memory(&original).is_ok(), "the test picture decodes");
+    setup.write("small.png", &original);
+    setup.analyzer(&server.uri()).analyze("small.png", PROMPT, None).await.expect("an answer");
+    let body = &requests(&server).await[0];
+    let url = body["input"][0]["content"][1]["image_url"].as_str().expect("a data URL");
+    let data = url.strip_prefix("data:image/png;base64,").expect("a PNG data URL");
+    let sent = base64::engine::general_purpose::STANDARD.decode(data).expect("base64");
+    assert_ne!(sent, original, "a picture under 512 px is still re-encoded, not sent as it came");
+    assert!(!sent.windows(15).any(|w| w == b"METADATA-CANARY"), "its metadata is gone");
+    let (sent, original) =
+        (image::load_from_memory(&sent).expect("sent"), image::load_from_memory(&original).expect("original"));
+    assert_eq!(sent.to_rgb8(), original.to_rgb8(), "the same pixels");
 }
 
 #[tokio::test]

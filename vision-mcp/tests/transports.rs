@@ -126,6 +126,30 @@ async fn over_http_the_token_host_origin_and_size_are_checked() {
     assert_eq!(raw_post(&server.url, &[("authorization", &bearer)], big).await, 413, "the body cap");
 }
 
+/// The running binary: every method on `/mcp` needs the token — GET (the SSE stream) and DELETE (ending
+/// a session) as much as POST — and so does HEAD beside GET.
+#[tokio::test]
+async fn the_binary_refuses_every_method_without_the_token() {
+    let setup = Setup::new(20, 3);
+    let (_child, ready) = support::spawn_http(&setup).await;
+    let url = ready.strip_prefix("listening on ").expect("the ready line").to_string();
+    let client = reqwest::Client::new();
+    for method in ["GET", "DELETE", "POST", "PUT", "PATCH", "HEAD", "OPTIONS"] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+        for token in [None, Some("Bearer wrong-token-of-the-same-size-xxxxxxxx"), Some("Bearer "), Some(TOKEN)] {
+            let mut request = client
+                .request(method.clone(), &url)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", "00000000-0000-0000-0000-000000000000");
+            if let Some(value) = token {
+                request = request.header("authorization", value);
+            }
+            let status = request.send().await.expect("an answer").status().as_u16();
+            assert_eq!(status, 401, "{method} without the right token ({token:?})");
+        }
+    }
+}
+
 #[tokio::test]
 async fn over_http_an_sdk_client_with_the_token_calls_the_tool() {
     let setup = Setup::new(20, 3);
