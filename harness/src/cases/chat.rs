@@ -31,6 +31,10 @@ const ONE_MIB_BODIES: Scenario = own("one-mib-bodies", || {
 /// Reasoning, then an answer between whitespace.
 const REASONING: Scenario =
     own("reasoning", || Setup::plain().scripts(vec!["Let me think.</think>\n\n  The answer.\n\n".into()]));
+/// Reasoning, then an answer between whitespace of every ASCII kind: CR LF, tab, space.
+const REASONING_CRLF: Scenario = own("reasoning-crlf", || {
+    Setup::plain().scripts(vec!["Let me think.</think>\r\n\r\n\t The answer.\r\n\t \r\n".into()])
+});
 /// A call to the request's own tool after some text.
 const OWN_CALL: Scenario = own("own-tool-call", || Setup::plain().scripts(vec![OWN_CALL_SCRIPT.into()]));
 /// A call to the request's own tool and nothing else.
@@ -113,6 +117,15 @@ pub fn cases() -> Vec<Case> {
             "a whole answer that only calls a tool has content null, the call in message.tool_calls and finish_reason tool_calls",
             empty_content_is_null,
             ["empty-content-string"]
+        ),
+        case!(
+            "chat.content-trims-crlf-and-tabs",
+            "4.6",
+            Must,
+            REASONING_CRLF,
+            "whitespace after </think> and at the end of the pass is not content when it is CR LF, tabs and spaces, not only newlines: whole and streamed",
+            reasoning_split_crlf,
+            ["content-keeps-carriage-returns"]
         ),
         case!(
             "chat.reasoning-and-content-split",
@@ -297,6 +310,15 @@ async fn empty_content_is_null(ctx: Ctx) -> CheckResult {
 /// Every `delta.<field>` text of a stream, joined.
 fn joined(stream: &EventStream, field: &str) -> String {
     stream.chunks.iter().filter_map(|c| c["choices"][0]["delta"][field].as_str()).collect()
+}
+
+async fn reasoning_split_crlf(ctx: Ctx) -> CheckResult {
+    let body = complete(&ctx.http, &user("think")).await?;
+    let message = &body["choices"][0]["message"];
+    expect_eq("whole: reasoning_content", &json!("Let me think."), &message["reasoning_content"])?;
+    expect_eq("whole: content", &json!("The answer."), &message["content"])?;
+    let stream = super::common::stream(&ctx.http, user("think")).await?;
+    expect_eq("streamed: content deltas joined", "The answer.", &joined(&stream, "content"))
 }
 
 async fn reasoning_split(ctx: Ctx) -> CheckResult {
