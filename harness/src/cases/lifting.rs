@@ -62,6 +62,15 @@ pub fn cases() -> Vec<Case> {
             ["lift-partial-padding"]
         ),
         case!(
+            "lift.every-text-part",
+            "11.2",
+            Must,
+            BASIC,
+            "a tool message of three text parts — plain text, then a PNG and a JPEG, then a WebP — has all three pictures lifted: token for token the message with their notes in place",
+            every_text_part,
+            ["lift-first-text-part-only"]
+        ),
+        case!(
             "lift.eight-per-message",
             "11.4",
             Must,
@@ -138,6 +147,25 @@ fn tool_message_of(parts: &[String]) -> Value {
         {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "shots", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": content},
     ], "max_tokens": 4})
+}
+
+async fn every_text_part(ctx: Ctx) -> CheckResult {
+    use fixtures::images::{PictureFormat, picture};
+    let [png, jpeg, webp] = [PictureFormat::Png, PictureFormat::Jpeg, PictureFormat::Webp]
+        .map(|format| ending_on(picture(format, 40, 30, 90), 2));
+    let sent = [
+        "The screenshots follow.".to_string(),
+        format!("first: {}\nsecond: {} (done)", encoded(&png), encoded(&jpeg)),
+        format!("third: {}", encoded(&webp)),
+    ];
+    let noted = [
+        sent[0].clone(),
+        format!("first: {}\nsecond: {} (done)", note("image/png", png.len()), note("image/jpeg", jpeg.len())),
+        format!("third: {}", note("image/webp", webp.len())),
+    ];
+    let lifted = prompt_tokens(&complete(&ctx.http, &tool_message_of(&sent)).await?)?;
+    let wanted = prompt_tokens(&complete(&ctx.http, &tool_message_of(&noted)).await?)?;
+    expect_eq("prompt tokens (each part's pictures as their notes)", wanted, lifted)
 }
 
 async fn eight_per_message(ctx: Ctx) -> CheckResult {

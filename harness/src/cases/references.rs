@@ -42,9 +42,9 @@ pub fn cases() -> Vec<Case> {
             "10.2",
             Must,
             VISION_PICTURE,
-            "separators, dots, encodings, upper-case hex and other extensions are 400",
+            "separators, dots, encodings, upper-case hex and other extensions are 400; so is a well-formed reference in a user, assistant or system message",
             malformed,
-            ["refs-lenient"]
+            ["refs-lenient", "refs-refused-in-user-only"]
         ),
         case!(
             "refs.missing-file-is-a-note",
@@ -141,6 +141,18 @@ async fn malformed(ctx: Ctx) -> CheckResult {
         json!([{"type": "text", "text": "this one"}, {"type": "image_url", "image_url": {"url": reference}}]);
     let reply = ctx.http.post_json(super::common::CHAT, &in_user).send().await?;
     expect_eq("status for a reference in a user message", 400, reply.status)?;
+    // And in every other role that is not a tool's: an assistant's earlier answer, a system message.
+    let parts = json!([{"type": "text", "text": "this one"}, {"type": "image_url", "image_url": {"url": reference}}]);
+    let mut in_assistant = later_turn(None);
+    in_assistant["messages"][1]["content"] = parts.clone();
+    let mut in_system = later_turn(None);
+    if let Some(messages) = in_system["messages"].as_array_mut() {
+        messages.insert(0, json!({"role": "system", "content": parts}));
+    }
+    for (role, body) in [("an assistant", in_assistant), ("a system", in_system)] {
+        let reply = ctx.http.post_json(super::common::CHAT, &body).send().await?;
+        expect_eq(&format!("status for a reference in {role} message"), 400, reply.status)?;
+    }
     for reference in bad {
         let reply = ctx.http.post_json(super::common::CHAT, &later_turn(Some(&reference))).send().await?;
         expect_eq(&format!("status for {reference}"), 400, reply.status)?;
