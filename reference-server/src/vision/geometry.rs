@@ -1,6 +1,9 @@
 //! The Qwen2-VL-style grid (SPEC 12.2): sides rounded to multiples of 28 within `min_pixels` and
 //! `max_pixels`, 14-pixel patches merged 2×2, so one image token covers a 28×28 square.
 
+/// The longest side a picture may have, in multiples of its shorter one (SPEC 12.2).
+pub const MAX_RATIO: u32 = 200;
+
 /// The grid a backend follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Geometry {
@@ -18,6 +21,13 @@ impl Geometry {
     /// Patch 14, merge 2, with these bounds.
     pub fn new(min_pixels: u64, max_pixels: u64) -> Self {
         Self { patch_size: 14, merge_size: 2, min_pixels, max_pixels }
+    }
+
+    /// Whether a picture of this size can be made into image tokens at all: its longer side at most
+    /// [`MAX_RATIO`] times its shorter (both Qwen2-VL processors refuse a longer one).
+    pub fn takes(&self, height: u32, width: u32) -> bool {
+        let (long, short) = (height.max(width), height.min(width).max(1));
+        u64::from(long) <= u64::from(short) * u64::from(MAX_RATIO)
     }
 
     /// The side of one token's square (28).

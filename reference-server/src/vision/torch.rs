@@ -131,6 +131,9 @@ impl VisionBackend for TorchBackend {
         // The size from the header, before anything is decoded: a small file may claim a huge canvas.
         let undecodable = || PictureError::Undecodable(format.extension());
         let (width, height) = format.dimensions(picture).map_err(|_| undecodable())?;
+        if !self.geometry.takes(height, width) {
+            return Err(PictureError::AspectRatio(width, height));
+        }
         if u64::from(width) * u64::from(height) > MAX_DECODED_PIXELS {
             return Err(PictureError::TooManyPixels(MAX_DECODED_PIXELS / 1_000_000));
         }
