@@ -42,6 +42,14 @@ const GONE: Scenario = own("page-gone", || {
     page(vec![pictures_and_more(), answer("Here are the pictures, and more."), answer("Still here.")])
 });
 const SLOW: Scenario = own("page-stop", || page(vec![call("slow_picture", &[("seconds", "60")]), answer("Done.")]));
+/// A call whose arguments take the mock engine about 30 s to write (6,000 characters at 5 ms each).
+const SLOW_WRITING: Scenario = own("page-stop-writing", || {
+    page(vec![call("echo", &[("text", &"w".repeat(6000))]), answer("Done.")]).set(
+        "engine",
+        "delay_ms",
+        serde_json::json!(5),
+    )
+});
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -77,18 +85,18 @@ pub fn cases() -> Vec<Case> {
             "13.3",
             Must,
             PICTURES,
-            "at every width: after a reload (HTTP cache emptied) the previews and blob download links come back",
+            "at every width: after a reload (HTTP cache emptied) the previews and blob download links come back, and a new tab of the same browser shows them too",
             reload_brings_pictures_back,
-            ["page-forgets-pictures"]
+            ["page-forgets-pictures", "page-conversation-per-tab"]
         ),
         case!(
             "page.gone-picture-note-and-next-turn",
             "13.4",
             Must,
             GONE,
-            "at every width: a picture deleted from the cache shows the note, and the next turn works and sends strata-tool-media: references, never base64",
+            "at every width: a picture deleted from the cache shows the note, again after a second reload, and the next turn works and sends both pictures' strata-tool-media: references (the gone one too), never base64",
             gone_picture,
-            ["page-gone-silent", "page-forgets-pictures"]
+            ["page-gone-silent", "page-forgets-pictures", "page-forgets-gone-pictures"]
         ),
         case!(
             "page.stop-marks-calls-not-run",
@@ -98,6 +106,15 @@ pub fn cases() -> Vec<Case> {
             "at every width: Stop during a running call aborts the request (the tool is cancelled), the call becomes Not run and the answer says stopped",
             stop_marks_not_run,
             ["page-stop-keeps-running"]
+        ),
+        case!(
+            "page.stop-marks-writing-calls-not-run",
+            "13.6",
+            Must,
+            SLOW_WRITING,
+            "at every width: Stop while a call is still being written makes it Not run (never Writing for good) and the answer says stopped",
+            stop_marks_writing_not_run,
+            ["page-stop-keeps-writing"]
         ),
         case!(
             "page.contract-marks",
@@ -311,8 +328,33 @@ fn reload_brings_pictures_back_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, Che
         for (_, _, href) in &links {
             expect(href.starts_with("blob:"), "a blob: download link", href.clone())?;
         }
-        Ok(())
+        in_a_new_tab(visit).await
     })
+}
+
+/// The conversation is the browser's, not the tab's: a new tab of the same browser shows it, pictures
+/// and all (a page keeping it in `sessionStorage` starts every tab empty).
+async fn in_a_new_tab(visit: &Visit<'_>) -> CheckResult {
+    let client = visit.client();
+    let failed =
+        |what: &str, e: &dyn std::fmt::Display| CheckError::Fail { expected: what.to_string(), actual: e.to_string() };
+    let first = client.window().await.map_err(|e| failed("the current tab", &e))?;
+    let tab = client.new_window(true).await.map_err(|e| failed("a new tab", &e))?;
+    client.switch_to_window(tab.handle.clone()).await.map_err(|e| failed("to switch to the new tab", &e))?;
+    let outcome = async {
+        client.goto(&format!("{}/", visit.proxy.url)).await.map_err(|e| failed("the page in a new tab", &e))?;
+        wait_until(
+            client,
+            &format!("{} === 2", loaded_pictures()),
+            10,
+            "the conversation's 2 pictures in a new tab of the same browser",
+        )
+        .await
+    }
+    .await;
+    let _ = client.close_window().await;
+    client.switch_to_window(first).await.map_err(|e| failed("to switch back", &e))?;
+    outcome
 }
 
 fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
@@ -335,6 +377,11 @@ fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
         .await?;
         expect(note.as_str().is_some_and(|n| !n.is_empty()), "a short note", note.to_string())?;
         visit.session.screenshot("picture-gone").await;
+        // The stored conversation keeps the gone picture: a second reload notes it again.
+        visit.session.clear_http_cache().await?;
+        reload(visit.client()).await?;
+        wait_until(visit.client(), &settled, 30, "the note again after a second reload (the picture kept in storage)")
+            .await?;
         let before = visit.proxy.log().len();
         send(visit.client(), "Are you still there?").await?;
         let answered = format!(
@@ -365,8 +412,14 @@ fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
             .filter(|p| p["type"] == "image_url")
             .map(|p| p["image_url"]["url"].as_str().unwrap_or_default().to_string())
             .collect();
-        let kept = format!("strata-tool-media:{}", names[1]);
-        expect(images.contains(&kept), format!("the tool message carries {kept}"), format!("{images:?}"))?;
+        for name in [&names[1], gone] {
+            let reference = format!("strata-tool-media:{name}");
+            expect(
+                images.contains(&reference),
+                format!("the tool message carries {reference}"),
+                format!("{images:?}"),
+            )?;
+        }
         expect(
             images.iter().all(|u| u.starts_with("strata-tool-media:")),
             "every picture sent as a strata-tool-media: reference",
@@ -410,6 +463,33 @@ fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult>
             "the request aborted, so the running tool was cancelled",
             "it ran on",
         )
+    })
+}
+
+fn stop_marks_writing_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(async move {
+        send(visit.client(), "Echo a long text").await?;
+        let writing = format!("document.querySelector('{}[data-state=\"writing\"]')", sel("tool"));
+        wait_until(visit.client(), &writing, 30, "a call being written").await?;
+        visit.session.screenshot("writing").await;
+        stop(visit.client()).await?;
+        let skipped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
+        wait_until(visit.client(), &skipped, 10, "the call marked skipped and Stop gone").await?;
+        let texts = js(
+            visit.client(),
+            &format!(
+                "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}').textContent, bubbles[bubbles.length - 1].textContent, document.querySelectorAll('{}[data-state=\"writing\"]').length];",
+                sel("bubble"),
+                sel("tool"),
+                sel("tool")
+            ),
+        )
+        .await?;
+        let tool = texts[0].as_str().unwrap_or_default();
+        expect(tool.contains("Not run"), "the call shown as Not run", tool.to_string())?;
+        expect_eq("calls still shown as being written", json!(0), texts[2].clone())?;
+        let answer = texts[1].as_str().unwrap_or_default().to_lowercase();
+        expect(answer.contains("stopped"), "the answer marked stopped", answer)
     })
 }
 
@@ -505,5 +585,6 @@ every_width_cases! {
     reload_brings_pictures_back = "page.reload-brings-pictures-back", reload_brings_pictures_back_at;
     gone_picture = "page.gone-picture-note-and-next-turn", gone_picture_at;
     stop_marks_not_run = "page.stop-marks-calls-not-run", stop_marks_not_run_at;
+    stop_marks_writing_not_run = "page.stop-marks-writing-calls-not-run", stop_marks_writing_not_run_at;
     fits_every_width = "page.fits-every-width", fits_every_width_at;
 }
