@@ -313,22 +313,22 @@ fn joined(stream: &EventStream, field: &str) -> String {
 }
 
 async fn reasoning_split_crlf(ctx: Ctx) -> CheckResult {
-    let body = complete(&ctx.http, &user("think")).await?;
-    let message = &body["choices"][0]["message"];
-    expect_eq("whole: reasoning_content", &json!("Let me think."), &message["reasoning_content"])?;
-    expect_eq("whole: content", &json!("The answer."), &message["content"])?;
-    let stream = super::common::stream(&ctx.http, user("think")).await?;
-    expect_eq("streamed: content deltas joined", "The answer.", &joined(&stream, "content"))
+    reasoning_and_content(&ctx, "Let me think.", "The answer.").await
 }
 
 async fn reasoning_split(ctx: Ctx) -> CheckResult {
+    reasoning_and_content(&ctx, "Let me think.", "The answer.").await
+}
+
+/// The scenario's answer to "think" splits into `reasoning` and `content`, whole and streamed.
+async fn reasoning_and_content(ctx: &Ctx, reasoning: &str, content: &str) -> CheckResult {
     let body = complete(&ctx.http, &user("think")).await?;
     let message = &body["choices"][0]["message"];
-    expect_eq("whole: reasoning_content", &json!("Let me think."), &message["reasoning_content"])?;
-    expect_eq("whole: content", &json!("The answer."), &message["content"])?;
+    expect_eq("whole: reasoning_content", &json!(reasoning), &message["reasoning_content"])?;
+    expect_eq("whole: content", &json!(content), &message["content"])?;
     let stream = super::common::stream(&ctx.http, user("think")).await?;
-    expect_eq("streamed: reasoning_content deltas joined", "Let me think.", &joined(&stream, "reasoning_content"))?;
-    expect_eq("streamed: content deltas joined", "The answer.", &joined(&stream, "content"))
+    expect_eq("streamed: reasoning_content deltas joined", reasoning, &joined(&stream, "reasoning_content"))?;
+    expect_eq("streamed: content deltas joined", content, &joined(&stream, "content"))
 }
 
 async fn own_tool_call_streamed(ctx: Ctx) -> CheckResult {

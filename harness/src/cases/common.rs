@@ -148,10 +148,15 @@ pub async fn post_oversized(http: &Http, body: &[u8]) -> Result<(u16, String), C
     if rest.is_err() && answer.is_empty() {
         return Err(broken("no answer within 30 s"));
     }
-    let text = String::from_utf8_lossy(&answer).into_owned();
+    Ok(status_and_body(&answer))
+}
+
+/// The status and body of a raw HTTP/1.1 answer (what the raw-TCP senders below read).
+fn status_and_body(answer: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(answer);
     let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    Ok((status, body))
+    (status, body)
 }
 
 /// POSTs `body` to the chat route with `Transfer-Encoding: chunked` (no `Content-Length`, so a server
@@ -188,10 +193,7 @@ pub async fn post_chunked(http: &Http, body: Vec<u8>, chunk: usize) -> Result<(u
     if read.is_err() && answer.is_empty() {
         return Err(broken("no answer within 30 s"));
     }
-    let text = String::from_utf8_lossy(&answer).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    Ok((status, body))
+    Ok(status_and_body(&answer))
 }
 
 /// POSTs `body` to the chat route the way simple clients do (Python's `urllib`): the whole request
@@ -243,10 +245,7 @@ pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(
             actual: format!("the connection broke before one came: {e}"),
         });
     }
-    let text = String::from_utf8_lossy(&answer).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    Ok((status, body))
+    Ok(status_and_body(&answer))
 }
 
 /// Reads an open response to its end (at most 30 s between frames, and 16 MiB kept); the text.

@@ -428,6 +428,26 @@ fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
     })
 }
 
+/// Clicks Stop and checks what 13.6 says follows: the call Not run, Stop gone, the answer marked stopped.
+async fn stop_and_see_not_run(visit: &Visit<'_>) -> CheckResult {
+    stop(visit.client()).await?;
+    let skipped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
+    wait_until(visit.client(), &skipped, 10, "the call marked skipped and Stop gone").await?;
+    let texts = js(
+        visit.client(),
+        &format!(
+            "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}').textContent, bubbles[bubbles.length - 1].textContent];",
+            sel("bubble"),
+            sel("tool")
+        ),
+    )
+    .await?;
+    let tool = texts[0].as_str().unwrap_or_default();
+    expect(tool.contains("Not run"), "the call shown as Not run", tool.to_string())?;
+    let answer = texts[1].as_str().unwrap_or_default().to_lowercase();
+    expect(answer.contains("stopped"), "the answer marked stopped", answer)
+}
+
 fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
     Box::pin(async move {
         let log = visit.ctx.fixture()?.clone();
@@ -438,22 +458,7 @@ fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult>
         wait_until(visit.client(), &running, 30, "a running call").await?;
         expect(shown(visit.client(), "stop").await?, "Stop shown while the turn runs", "hidden")?;
         visit.session.screenshot("running").await;
-        stop(visit.client()).await?;
-        let skipped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
-        wait_until(visit.client(), &skipped, 10, "the call marked skipped and Stop gone").await?;
-        let texts = js(
-            visit.client(),
-            &format!(
-                "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}').textContent, bubbles[bubbles.length - 1].textContent];",
-                sel("bubble"),
-                sel("tool")
-            ),
-        )
-        .await?;
-        let tool = texts[0].as_str().unwrap_or_default();
-        expect(tool.contains("Not run"), "the call shown as Not run", tool.to_string())?;
-        let answer = texts[1].as_str().unwrap_or_default().to_lowercase();
-        expect(answer.contains("stopped"), "the answer marked stopped", answer.clone())?;
+        stop_and_see_not_run(visit).await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while cancelled(&log.entries()) == before && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -472,24 +477,13 @@ fn stop_marks_writing_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, Chec
         let writing = format!("document.querySelector('{}[data-state=\"writing\"]')", sel("tool"));
         wait_until(visit.client(), &writing, 30, "a call being written").await?;
         visit.session.screenshot("writing").await;
-        stop(visit.client()).await?;
-        let skipped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
-        wait_until(visit.client(), &skipped, 10, "the call marked skipped and Stop gone").await?;
-        let texts = js(
+        stop_and_see_not_run(visit).await?;
+        let writing = js(
             visit.client(),
-            &format!(
-                "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}').textContent, bubbles[bubbles.length - 1].textContent, document.querySelectorAll('{}[data-state=\"writing\"]').length];",
-                sel("bubble"),
-                sel("tool"),
-                sel("tool")
-            ),
+            &format!("return document.querySelectorAll('{}[data-state=\"writing\"]').length;", sel("tool")),
         )
         .await?;
-        let tool = texts[0].as_str().unwrap_or_default();
-        expect(tool.contains("Not run"), "the call shown as Not run", tool.to_string())?;
-        expect_eq("calls still shown as being written", json!(0), texts[2].clone())?;
-        let answer = texts[1].as_str().unwrap_or_default().to_lowercase();
-        expect(answer.contains("stopped"), "the answer marked stopped", answer)
+        expect_eq("calls still shown as being written", json!(0), writing)
     })
 }
 
