@@ -17,6 +17,7 @@
 
 pub mod catalogue;
 pub mod connections;
+pub mod env;
 pub mod honest;
 pub mod report;
 pub mod requests;

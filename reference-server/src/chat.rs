@@ -10,3 +10,4 @@ pub mod request;
 pub mod sse;
 pub mod tools;
 pub mod turn;
+pub mod turn_event;

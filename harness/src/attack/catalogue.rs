@@ -2,17 +2,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 use fixtures::hostile_mcp::{Hostility, TOOL};
 use fixtures::scripts::{answer_script, call_script};
 use serde_json::{Value, json};
 
 use super::connections::{self, Behaviour};
+pub use super::env::{AttackEnv, KEY};
 use super::requests;
-
-/// The API key every attacked server is given (the attacks send it: they are authenticated clients).
-pub const KEY: &str = "mediacheck-attack-key";
 
 /// The engine script set the MCP attacks name in `model`: call the hostile tool, then answer.
 const CALL_HOSTILE: &str = "call-hostile";
@@ -142,15 +139,6 @@ pub fn config(attack: &Attack, launcher: &Path, marker: &str) -> Value {
         }});
     }
     config
-}
-
-/// Where and how long to attack.
-#[derive(Debug, Clone)]
-pub struct AttackEnv {
-    /// `http://127.0.0.1:PORT`.
-    pub base: String,
-    /// How long.
-    pub duration: Duration,
 }
 
 /// Sends `attack` for the duration; the answers it got, counted.

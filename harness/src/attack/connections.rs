@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::catalogue::{AttackEnv, KEY};
+use super::env::{AttackEnv, KEY};
 
 /// What a connection does once it is open.
 #[derive(Debug, Clone, Copy)]

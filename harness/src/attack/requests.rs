@@ -9,7 +9,7 @@ use fixtures::bombs;
 use fixtures::images::png_claiming;
 use serde_json::{Value, json};
 
-use super::catalogue::{AttackEnv, KEY};
+use super::env::{AttackEnv, KEY};
 
 /// `{"messages":[…"hi"…], <extra>}` with `extra` written as given (the start of the last field).
 fn with_field(extra: &[u8], tail: &[u8]) -> Vec<u8> {

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
 use super::sse::ChunkHead;
-use super::turn::TurnEvent;
+use super::turn_event::TurnEvent;
 use crate::error::{ApiError, ErrorKind};
 
 /// Waits for the turn and answers with one JSON object. Dropping this future (the client left)

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
-use super::turn::TurnEvent;
+use super::turn_event::TurnEvent;
 
 /// The fields every chunk of one answer shares.
 #[derive(Debug, Clone)]

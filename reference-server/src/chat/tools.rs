@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{McpEvent, MediaEntry, ResultEvent};
 use super::request::ChatRequest;
-use super::turn::{TurnEvent, WrittenCall};
+use super::turn_event::{TurnEvent, WrittenCall};
 use crate::mcp::{CallOutcome, Hub, OfferedTool};
 use crate::media::parts::{PictureLimits, ResultPart, result_parts};
 use crate::messages::{ImageSource, Message, Part, Role, ToolSpec};
