@@ -9,7 +9,7 @@
 //! - [`requests`]: hostile request bodies (huge, deep, many values, pictures claiming huge canvases,
 //!   decompression bombs), sent by a few workers in a loop.
 //! - [`connections`]: slowloris headers, trickled bodies, idle connections, by the hundred.
-//! - [`honest`]: the honest client — `/health` every 20 ms and a chat turn every 250 ms — on its own
+//! - [`honest`]: the honest client — `/health` every 10 ms and a chat turn every 250 ms — on its own
 //!   thread and runtime, so the attacker's work does not delay its clock.
 //! - [`server`]: the server process under attack — start, peak RSS from /proc, stop.
 //! - [`vision`]: vision-mcp's tool fed bombs, animations and a hard link, its peak RSS per picture.
