@@ -79,6 +79,9 @@ pub enum LoadError {
         /// The run's length.
         duration: std::time::Duration,
     },
+    /// `--start-at` more than a day ahead.
+    #[error("--start-at is more than 24 hours ahead: give an instant within a day")]
+    StartTooFar,
     /// A closed loop with fewer workers than segments.
     #[error("--concurrency {concurrency} cannot give each of {segments} segments a worker")]
     TooFewWorkers {

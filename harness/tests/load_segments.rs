@@ -106,6 +106,8 @@ async fn four_segments_merge_exactly_and_every_bad_output_is_refused() {
     assert!(ids.iter().all(|id| *id == ids[0]), "one run id from one command line: {ids:?}");
     let stdout = String::from_utf8_lossy(&merged.stdout);
     assert!(stdout.contains("segments: 4 of 4"), "{stdout}");
+    let order: Vec<usize> = (1..=4).filter_map(|i| stdout.find(&format!("  segment {i}/4:"))).collect();
+    assert!(order.len() == 4 && order.windows(2).all(|w| w[0] < w[1]), "segments listed by number:\n{stdout}");
     assert!(stdout.ends_with("lost: 0\n"), "{stdout}");
     for ledger in &ledgers {
         assert_eq!(ledger["timing"]["start_at_unix_ms"], ledgers[0]["timing"]["start_at_unix_ms"]);
@@ -194,6 +196,14 @@ fn refusals(dir: &Path, healthy: &Path) {
         variant("missing", &|copy| std::fs::remove_file(copy.join("segment-3-of-4.json")).expect("gone"));
     assert_eq!(code, Some(1), "a missing segment fails the merge:\n{said}");
     assert!(said.contains("segments: 3 of 4") && said.contains("MISSING 3"), "{said}");
+
+    let (code, said) = variant("no-count", &|c| {
+        edit_ledger(c, 3, |l| {
+            l.as_object_mut().map(|o| o.remove("sent"));
+        })
+    });
+    assert_eq!(code, Some(2), "a ledger without its request count is refused, never read as 0:\n{said}");
+    assert!(said.contains("/sent") && said.contains("segment-3-of-4.json"), "{said}");
 
     let (code, said) = variant("lost", &|c| edit_ledger(c, 2, |l| l["pictures"]["lost"] = 1.into()));
     assert_eq!(code, Some(1), "a segment that lost a picture fails the merge:\n{said}");
@@ -292,6 +302,7 @@ fn bad_segments_and_starts_are_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().expect("a folder");
     let out = dir.path().join("out");
     let past = format_rfc3339(SystemTime::now() - Duration::from_secs(60));
+    let next_year = format_rfc3339(SystemTime::now() + Duration::from_secs(366 * 86_400));
     let cases: Vec<(Vec<&str>, Option<&str>, &str)> = vec![
         (vec!["--segment", "0/4"], None, "0/4"),
         (vec!["--segment", "5/4"], None, "5/4"),
@@ -303,6 +314,7 @@ fn bad_segments_and_starts_are_refused_before_anything_is_written() {
         (vec!["--segment", "1/4", "--rate", "10", "--max-requests", "3"], None, "--max-requests 3"),
         (vec!["--start-at", past.as_str(), "--duration", "10s"], None, "--start-at"),
         (vec!["--start-at", "2026-12-01T10:00:00"], None, "2026-12-01T10:00:00"),
+        (vec!["--start-at", next_year.as_str()], None, "more than 24 hours ahead"),
         (vec!["--run-id", "a b"], None, "'a b'"),
     ];
     for (args, job_index, named) in cases {

@@ -156,6 +156,20 @@ impl Visit<'_> {
         wait_until(self.client(), &shown, 60, &format!("{pictures} pictures shown and the turn over")).await
     }
 
+    /// Deletes the first of the two pictures the page fetched from the cache, empties the HTTP cache,
+    /// reloads, and waits for its note beside the other picture; the two names.
+    pub(super) async fn first_picture_gone(&self) -> Result<Vec<String>, CheckError> {
+        let names = self.media_names();
+        expect_eq("pictures the page fetched", 2, names.len())?;
+        let removed = std::fs::remove_file(self.ctx.cache_dir()?.join(&names[0]));
+        expect(removed.is_ok(), "the picture deleted from the cache", format!("{removed:?}"))?;
+        self.session.clear_http_cache().await?;
+        reload(self.client()).await?;
+        wait_until(self.client(), &gone_settled(), 30, "one note for the gone picture and the other picture shown")
+            .await?;
+        Ok(names)
+    }
+
     /// The names of the pictures the page asked for, in order, without repeats.
     pub(super) fn media_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
@@ -168,6 +182,11 @@ impl Visit<'_> {
         }
         names
     }
+}
+
+/// A JS expression: one gone-picture note and one picture shown.
+fn gone_settled() -> String {
+    format!("document.querySelectorAll('{}').length === 1 && {} === 1", sel("picture-gone"), loaded_pictures())
 }
 
 pub(super) type WidthCheck = for<'a> fn(&'a Visit<'a>) -> BoxFuture<'a, CheckResult>;
@@ -360,16 +379,9 @@ async fn in_a_new_tab(visit: &Visit<'_>) -> CheckResult {
 fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
     Box::pin(async move {
         visit.turn_with_pictures("Show me two pictures", 2).await?;
-        let names = visit.media_names();
-        expect_eq("pictures the page fetched", 2, names.len())?;
+        let names = visit.first_picture_gone().await?;
         let gone = &names[0];
-        let removed = std::fs::remove_file(visit.ctx.cache_dir()?.join(gone));
-        expect(removed.is_ok(), "the picture deleted from the cache", format!("{removed:?}"))?;
-        visit.session.clear_http_cache().await?;
-        reload(visit.client()).await?;
-        let settled =
-            format!("document.querySelectorAll('{}').length === 1 && {} === 1", sel("picture-gone"), loaded_pictures());
-        wait_until(visit.client(), &settled, 30, "one note for the gone picture and the other picture shown").await?;
+        let settled = gone_settled();
         let note = js(
             visit.client(),
             &format!("return document.querySelector('{}').textContent.trim();", sel("picture-gone")),

@@ -9,9 +9,9 @@ use futures::future::BoxFuture;
 
 use super::common::{answer, call};
 use super::page_in_browser::{Visit, at_every_width, page};
-use crate::browser::page::{idle, loaded_pictures, open_every_tool, reload, sel, send, stop as click_stop, wait_until};
+use crate::browser::page::{idle, open_every_tool, sel, send, stop as click_stop, wait_until};
 use crate::browser::rules;
-use crate::case::{Case, CheckError, CheckResult, expect};
+use crate::case::{Case, CheckError, CheckResult};
 use crate::cases::case;
 use crate::context::Ctx;
 use crate::scenario::{Scenario, own};
@@ -135,15 +135,7 @@ async fn tour(visit: &Visit<'_>, rule: Rule) -> CheckResult {
     wait_until(client, &opened, 5, "a result in every opened tool block").await?;
     in_state(visit, rule, STATES[1]).await?;
 
-    let names = visit.media_names();
-    expect(names.len() == 2, "2 pictures fetched", format!("{names:?}"))?;
-    let removed = std::fs::remove_file(visit.ctx.cache_dir()?.join(&names[0]));
-    expect(removed.is_ok(), "a picture deleted from the cache", format!("{removed:?}"))?;
-    visit.session.clear_http_cache().await?;
-    reload(client).await?;
-    let settled =
-        format!("document.querySelectorAll('{}').length === 1 && {} === 1", sel("picture-gone"), loaded_pictures());
-    wait_until(client, &settled, 30, "the gone note and the other picture after a reload").await?;
+    visit.first_picture_gone().await?;
     in_state(visit, rule, STATES[2]).await?;
 
     send(client, "Take your time").await?;

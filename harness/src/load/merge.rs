@@ -149,6 +149,17 @@ fn ledgers_in(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
     Ok(read_dir(dir)?.into_iter().filter(is_ledger).map(canonical).collect())
 }
 
+/// What every ledger must hold as a number.
+const REQUIRED: [&str; 7] = [
+    "/sent",
+    "/timing/started_unix_us",
+    "/timing/ended_unix_us",
+    "/timing/late_us",
+    "/pictures/checked",
+    "/pictures/lost",
+    "/pictures/bytes",
+];
+
 fn read_ledger(path: &Path) -> Result<Ledger, MergeError> {
     let not = |why: String| MergeError::NotALedger(path.to_path_buf(), why);
     let bytes = std::fs::read(path).map_err(|e| not(e.to_string()))?;
@@ -162,6 +173,12 @@ fn read_ledger(path: &Path) -> Result<Ledger, MergeError> {
         serde_json::from_value(value["segment"].clone()).map_err(|e| not(format!("segment: {e}")))?;
     if segment.index == 0 || segment.index > segment.count {
         return Err(not(format!("segment {segment}")));
+    }
+    // The counts a merge sums: a ledger without one is refused, never read as 0.
+    for pointer in REQUIRED {
+        if value.pointer(pointer).and_then(Value::as_u64).is_none() {
+            return Err(not(format!("no number at {pointer}")));
+        }
     }
     Ok(Ledger { path: path.to_path_buf(), value, segment })
 }
@@ -250,7 +267,9 @@ fn u64_at(value: &Value, pointer: &str) -> u64 {
 
 /// Reads the outputs in `dirs` and merges them.
 pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
-    let ledgers: Vec<Ledger> = find_ledgers(dirs)?.iter().map(|p| read_ledger(p)).collect::<Result<_, _>>()?;
+    let mut ledgers: Vec<Ledger> = find_ledgers(dirs)?.iter().map(|p| read_ledger(p)).collect::<Result<_, _>>()?;
+    // By segment number, not file name (segment-10-of-12 sorts before segment-2-of-12).
+    ledgers.sort_by_key(|l| l.segment.index);
     same_run(&ledgers)?;
     let first = &ledgers[0];
     let not = |why: String| MergeError::NotALedger(first.path.clone(), why);

@@ -135,6 +135,11 @@ impl LoadOptions {
         {
             return Err(LoadError::StartPassed { past, duration: self.duration });
         }
+        if let Some(at) = self.start_at
+            && at.duration_since(now).is_ok_and(|ahead| ahead > MAX_START_AHEAD)
+        {
+            return Err(LoadError::StartTooFar);
+        }
         Ok(())
     }
 
@@ -147,6 +152,8 @@ impl LoadOptions {
     }
 }
 
+/// The furthest ahead a start may be (a mistyped year would otherwise wait in silence).
+pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
 /// The longest run accepted.
 pub const MAX_DURATION: Duration = Duration::from_secs(3600);
 /// Open-loop requests in flight beyond which new ones are counted as `overload` errors, not sent.
