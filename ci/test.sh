@@ -15,15 +15,34 @@ say() {
 say "toolchain"
 cargo --version
 command -v rustfmt >/dev/null || { echo "ci/test.sh: rustfmt is missing (rustup component add rustfmt)" >&2; exit 1; }
+# A cold CI build compiles every workspace crate from scratch, several times (check, build, test):
+# incremental caches only cost time there.
+export CARGO_INCREMENTAL=0
 
-say "MCP peers for the interop tests (npm, pip; pinned)"
-bash ci/install-interop.sh
-
-say "deploy/: Kubernetes manifests and the CI-matrix workflow against their schemas (offline, pinned validators)"
-bash ci/deploy-check.sh
-
-say "Chromium and ChromeDriver for the page cases (Debian packages)"
-bash ci/install-browser.sh
+# The downloads (npm and pip MCP peers and oracles, Chromium from Debian, the libtorch wheels) go on in
+# the background while the Rust steps below compile; each is awaited, its log printed, before the
+# first step that needs it, and a failed one fails the run there.
+mkdir -p target/ci-installs
+background() { # name command...
+    local name=$1
+    shift
+    ("$@") > "target/ci-installs/$name.log" 2>&1 &
+    printf -v "pid_$name" '%s' "$!"
+}
+await() { # name
+    local pid_var="pid_$1" waited=$SECONDS
+    if ! wait "${!pid_var}"; then
+        echo "ci/test.sh: the background step '$1' failed:" >&2
+        cat "target/ci-installs/$1.log" >&2
+        exit 1
+    fi
+    sed "s/^/[$1] /" "target/ci-installs/$1.log"
+    printf -- '-- waited %d s for the background step %s\n' $((SECONDS - waited)) "$1"
+}
+say "background: MCP peers (npm, pip; pinned) then deploy/ against its schemas; Chromium; libtorch wheels"
+background interop bash -c 'bash ci/install-interop.sh && bash ci/deploy-check.sh'
+background browser bash ci/install-browser.sh
+background libtorch bash ci/install-libtorch.sh
 
 say "JavaScript syntax (node --check)"
 find . -name '*.js' -not -path './target/*' -not -path '*/node_modules/*' -print0 | xargs -0 -n1 node --check
@@ -49,10 +68,14 @@ if [ "$(cargo machete --version 2>/dev/null)" != "$MACHETE_VERSION" ]; then
 fi
 cargo machete
 
-say "build (binaries the tests start: reference-server, fixture-mcp, mediacheck)"
-cargo build --workspace --bins --locked
+say "build: the tests and the binaries they start (reference-server, fixture-mcp, mediacheck)"
+# Built as `cargo test` builds them (dev-dependencies turn on more features of shared crates): a plain
+# `cargo build` here would compile tokio, hyper and the crates above them a second time.
+cargo test --workspace --locked --no-run
 
 say "tests"
+await interop
+await browser
 # broken_variants' every_case_passes_against_the_reference_server runs every case against the embedded
 # reference server: exactly the README's main job, which this script runs last. CI runs it once.
 cargo test --workspace --locked -- --skip every_case_passes_against_the_reference_server
@@ -64,22 +87,22 @@ say "vision-mcp on a LAN: check from another host (a network namespace) with the
 bash ci/vision-lan.sh
 
 say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU)"
-bash ci/install-libtorch.sh
+await libtorch
 cargo test --locked -p reference-server --features torch --test torch
 
 say "the official MCP conformance suite (Node 22): vision-mcp as the server, the hub as the client"
 bash ci/mcp-conformance.sh
 
 say "a short load smoke test (every picture fetched back and checked)"
-cargo run --locked -q -p harness -- load --scenario mixed --concurrency 4 --duration 3s
+target/debug/mediacheck load --scenario mixed --concurrency 4 --duration 3s
 
 say "the attack run, short form: hostile traffic beside an honest client, vision-mcp fed bombs"
-cargo run --locked -q -p harness -- attack --duration 2s --vision-mcp target/debug/vision-mcp
+target/debug/mediacheck attack --duration 2s --vision-mcp target/debug/vision-mcp
 
 say "the README's main job (mediacheck against the embedded reference server, less the layout cases), its JUnit report read by junitparser"
 # The layout cases (page.layout.*, page.fits-every-width) ran above in `cargo test -p layout-tests`, with
 # their contact sheets; every other case runs here.
-cargo run --locked -q -p harness -- run --skip 'page.layout.*' --skip page.fits-every-width \
+target/debug/mediacheck run --skip 'page.layout.*' --skip page.fits-every-width \
     --json target/mediacheck.json --junit target/mediacheck.xml
 ci/interop/.venv/bin/python ci/junit_check.py target/mediacheck.xml target/mediacheck.json
 

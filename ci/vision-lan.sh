@@ -9,7 +9,8 @@
 # Needs root (ip netns, setpriv). Only the test addresses above are used; everything is removed at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --locked -q --manifest-path vision-mcp/Cargo.toml --target-dir target
+# Built as `cargo test` builds it: after CI's test step nothing is compiled again.
+cargo test --locked -q --no-run --manifest-path vision-mcp/Cargo.toml --target-dir target
 bin=$PWD/target/debug/vision-mcp
 id=$$
 ns=vmcp-nas-$id host_if=vmh$id nas_if=vmn$id

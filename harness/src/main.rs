@@ -63,6 +63,10 @@ enum Command {
         /// Stop at the first failing MUST case; the cases after it are reported as not run.
         #[arg(long)]
         fail_fast: bool,
+        /// Scenarios run at once, each with its own server (spawn and embedded targets; against
+        /// --url, and with --fail-fast, one at a time). The report keeps the cases' order.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=32))]
+        jobs: u16,
         /// Where the page cases' screenshots go (`<case>/<width>-<step>.png`); default: a
         /// `mediacheck-screenshots` folder beside the JSON or JUnit report, or in the current folder.
         #[arg(long)]
@@ -198,7 +202,20 @@ fn main() -> ExitCode {
         }
         Command::ServeReference { args } => harness::embedded::serve(args),
         Command::Load(args) => load_command::main(args),
-        Command::Run { url, api_key, spawn, only, skip, baseline, json, junit, strict, fail_fast, screenshots } => {
+        Command::Run {
+            url,
+            api_key,
+            spawn,
+            only,
+            skip,
+            baseline,
+            json,
+            junit,
+            strict,
+            fail_fast,
+            jobs,
+            screenshots,
+        } => {
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },
@@ -215,7 +232,11 @@ fn main() -> ExitCode {
             });
             harness::browser::driver::keep_screenshots(screenshots.clone());
             let stop = if fail_fast { runner::Stop::AtFirstFailure } else { runner::Stop::Never };
-            run(target, RunOptions { only, skip, baseline_path: baseline, json, junit, strict, stop, screenshots })
+            let jobs = usize::from(jobs);
+            run(
+                target,
+                RunOptions { only, skip, baseline_path: baseline, json, junit, strict, stop, jobs, screenshots },
+            )
         }
     }
 }
@@ -229,11 +250,12 @@ struct RunOptions {
     junit: Option<PathBuf>,
     strict: bool,
     stop: runner::Stop,
+    jobs: usize,
     screenshots: PathBuf,
 }
 
 fn run(target: Target, options: RunOptions) -> ExitCode {
-    let RunOptions { only, skip, baseline_path, json, junit, strict, stop, screenshots } = options;
+    let RunOptions { only, skip, baseline_path, json, junit, strict, stop, jobs, screenshots } = options;
     let selected: Vec<_> = cases::all()
         .into_iter()
         .filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id)))
@@ -257,7 +279,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
     let total = selected.len();
     eprintln!("running {total} cases against the {}", target.describe());
     let mut done = 0;
-    let verdicts = runtime.block_on(runner::run(&selected, &target, stop, |verdict| {
+    let verdicts = runtime.block_on(runner::run_at_once(&selected, &target, stop, jobs, |verdict| {
         done += 1;
         eprintln!("[{done:>3}/{total}] {}", report::progress_line(verdict));
     }));

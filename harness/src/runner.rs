@@ -66,7 +66,21 @@ pub enum Stop {
 
 /// Runs `cases` against `target`, calling `progress` after each verdict. Scenarios run in order of
 /// first appearance; within a scenario, cases in their order.
-pub async fn run(cases: &[Case], target: &Target, stop: Stop, mut progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
+pub async fn run(cases: &[Case], target: &Target, stop: Stop, progress: impl FnMut(&Verdict)) -> Vec<Verdict> {
+    run_at_once(cases, target, stop, 1, progress).await
+}
+
+/// As [`run`], with up to `jobs` scenarios (each its own server) running at once. Verdicts and
+/// `progress` still come in the cases' order. One at a time wherever running together could change a
+/// verdict: a `--url` target (one server that every scenario would share) and `--fail-fast` (a
+/// failure must stop what comes after it).
+pub async fn run_at_once(
+    cases: &[Case],
+    target: &Target,
+    stop: Stop,
+    jobs: usize,
+    mut progress: impl FnMut(&Verdict),
+) -> Vec<Verdict> {
     crate::browser::run_started();
     let mut groups: Vec<Vec<Case>> = Vec::new();
     for case in cases {
@@ -75,19 +89,45 @@ pub async fn run(cases: &[Case], target: &Target, stop: Stop, mut progress: impl
             None => groups.push(vec![*case]),
         }
     }
+    let jobs = if matches!(target, Target::Url { .. }) || stop == Stop::AtFirstFailure { 1 } else { jobs.max(1) };
     let mut verdicts: Vec<Verdict> = Vec::new();
-    for group in groups {
-        let stopped_by = verdicts.iter().find(|v| v.outcome == Outcome::Fail).filter(|_| stop == Stop::AtFirstFailure);
-        let group_verdicts = match stopped_by {
-            Some(failed) => {
-                let why = format!("--fail-fast: the run stopped after {} failed", failed.id);
-                group.iter().map(|c| unstarted(c, Outcome::NotRun, why.clone())).collect()
+    if jobs == 1 {
+        for group in groups {
+            let stopped_by =
+                verdicts.iter().find(|v| v.outcome == Outcome::Fail).filter(|_| stop == Stop::AtFirstFailure);
+            let group_verdicts = match stopped_by {
+                Some(failed) => {
+                    let why = format!("--fail-fast: the run stopped after {} failed", failed.id);
+                    group.iter().map(|c| unstarted(c, Outcome::NotRun, why.clone())).collect()
+                }
+                None => with_instance(target, &group, stop).await,
+            };
+            for verdict in group_verdicts {
+                progress(&verdict);
+                verdicts.push(verdict);
             }
-            None => with_instance(target, &group, stop).await,
-        };
-        for verdict in group_verdicts {
-            progress(&verdict);
-            verdicts.push(verdict);
+        }
+    } else {
+        // A group starts as soon as any running one ends; finished groups wait in `done` until every
+        // group before them has ended, so the verdicts keep the cases' order.
+        use futures::StreamExt;
+        // The page cases (a browser, every width) are the longest: they start first, so the run does not
+        // end on one of them started last.
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by_key(|i| !groups[*i][0].id.starts_with("page."));
+        let started = order.into_iter().map(|i| with_instance(target, &groups[i], stop).map(move |v| (i, v)));
+        let mut finished = futures::stream::iter(started).buffer_unordered(jobs);
+        let mut done = std::collections::BTreeMap::new();
+        let mut next = 0;
+        while let Some((i, group_verdicts)) = finished.next().await {
+            done.insert(i, group_verdicts);
+            while let Some(group_verdicts) = done.remove(&next) {
+                next += 1;
+                for verdict in group_verdicts {
+                    progress(&verdict);
+                    verdicts.push(verdict);
+                }
+            }
         }
     }
     crate::browser::run_ended().await;

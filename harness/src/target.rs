@@ -119,6 +119,9 @@ pub enum ServerError {
     /// The process never answered `/health`.
     #[error("the server did not answer /health within 60 s")]
     NoHealth,
+    /// `/health` refused outright (401, 403, 404, 405) for 2 s.
+    #[error("the server answered GET /health without a key with {0} for 2 s, never 200 (SPEC 2.3, 3.1)")]
+    HealthStatus(u16),
 }
 
 fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ServerError {
@@ -367,9 +370,19 @@ impl Instance {
 
 pub(crate) async fn wait_for_health(http: &Http, child: &mut tokio::process::Child) -> Result<(), ServerError> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    // A server that refuses /health outright (401, 403, 404, 405: behind the key, or missing) is given
+    // 2 s, then its answer is the error; a 503 while a model loads is waited for up to 60 s.
+    let mut answered_since: Option<tokio::time::Instant> = None;
     loop {
-        if http.get("/health").without_key().send().await.is_ok_and(|r| r.status == 200) {
-            return Ok(());
+        match http.get("/health").without_key().send().await {
+            Ok(r) if r.status == 200 => return Ok(()),
+            Ok(r) if matches!(r.status, 401 | 403 | 404 | 405) => {
+                let since = *answered_since.get_or_insert_with(tokio::time::Instant::now);
+                if since.elapsed() > Duration::from_secs(2) {
+                    return Err(ServerError::HealthStatus(r.status));
+                }
+            }
+            Ok(_) | Err(_) => {}
         }
         if let Ok(Some(status)) = child.try_wait() {
             let mut last = String::new();

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use futures::StreamExt;
 use harness::cases;
 use harness::runner::{self, Outcome};
 use harness::target::Target;
@@ -18,7 +19,7 @@ fn embedded() -> Target {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case_passes_against_the_reference_server() {
-    let verdicts = runner::run(&cases::all(), &embedded(), runner::Stop::Never, |_| {}).await;
+    let verdicts = runner::run_at_once(&cases::all(), &embedded(), runner::Stop::Never, 3, |_| {}).await;
     let bad: Vec<String> = verdicts
         .iter()
         .filter(|v| v.outcome != Outcome::Pass)
@@ -44,16 +45,35 @@ fn every_case_names_real_variants_and_every_variant_is_used() {
     assert!(unused.is_empty(), "variants no case fails against: {unused:?}");
 }
 
+/// Variants run this many at a time: a variant's run mostly waits (servers starting, streams, Chromium),
+/// so on two cores three at once take about half the time of one after another.
+/// `MEDIACHECK_BROKEN_AT_ONCE` changes it (1 for the old sequential run).
+fn at_once() -> usize {
+    std::env::var("MEDIACHECK_BROKEN_AT_ONCE").ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(3)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case_fails_against_the_variants_it_names() {
     let full = std::env::var("MEDIACHECK_FULL_BROKEN").is_ok_and(|v| v == "1");
     let all = cases::all();
+    let variants = fixtures::broken::variants();
+    let runs = futures::stream::iter(variants.iter().map(|variant| {
+        let selected: Vec<_> = all.iter().copied().filter(|c| full || c.broken_by.contains(&variant.name)).collect();
+        async move {
+            let started = std::time::Instant::now();
+            let target = Target::Spawn { template: variant.spawn_template() };
+            let verdicts = runner::run(&selected, &target, runner::Stop::Never, |_| {}).await;
+            (variant, verdicts, started.elapsed())
+        }
+    }))
+    .buffer_unordered(at_once())
+    .collect::<Vec<_>>()
+    .await;
     let mut missed = Vec::new();
     let mut matrix: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for variant in fixtures::broken::variants() {
-        let selected: Vec<_> = all.iter().copied().filter(|c| full || c.broken_by.contains(&variant.name)).collect();
-        let target = Target::Spawn { template: variant.spawn_template() };
-        let verdicts = runner::run(&selected, &target, runner::Stop::Never, |_| {}).await;
+    let mut slowest = Vec::new();
+    for (variant, verdicts, took) in runs {
+        slowest.push((took, variant.name));
         for verdict in verdicts {
             let failed = matches!(verdict.outcome, Outcome::Fail | Outcome::Warn);
             if failed {
@@ -68,6 +88,10 @@ async fn every_case_fails_against_the_variants_it_names() {
             }
         }
     }
+    slowest.sort_by(|a, b| b.cmp(a));
+    let listed: Vec<String> =
+        slowest.iter().take(8).map(|(took, name)| format!("{name} {:.1} s", took.as_secs_f64())).collect();
+    println!("slowest variants: {}", listed.join(", "));
     if full {
         for (case, variants) in &matrix {
             println!("{case:<48} {}", variants.join(", "));

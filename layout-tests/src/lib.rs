@@ -62,8 +62,11 @@ pub async fn run(target: &Target, target_name: &str, out: &Path) -> std::io::Res
         .into_iter()
         .filter(|case| CASES.iter().any(|glob| harness::glob(glob, case.id)))
         .collect();
-    let verdicts =
-        runner::run(&cases, target, runner::Stop::Never, |v| eprintln!("{}", harness::report::progress_line(v))).await;
+    // Three scenarios at once, as `mediacheck run` does by default.
+    let verdicts = runner::run_at_once(&cases, target, runner::Stop::Never, 3, |v| {
+        eprintln!("{}", harness::report::progress_line(v))
+    })
+    .await;
     let mut sheets = Vec::new();
     for step in STEPS {
         let shots: Vec<(u32, Option<PathBuf>)> =

@@ -201,16 +201,18 @@ pub async fn post_chunked(http: &Http, body: Vec<u8>, chunk: usize) -> Result<(u
 /// A server that answers and closes while the body is still coming breaks the write or the read, which
 /// this reports as a failure.
 pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(u16, String), CheckError> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let address = http.base().trim_start_matches("http://").to_string();
     let mut stream =
         tokio::net::TcpStream::connect(&address).await.map_err(|e| broken(format!("connect {address}: {e}")))?;
     let key = http.key().map(|k| format!("authorization: Bearer {k}\r\n")).unwrap_or_default();
     let framing =
         if chunked { "transfer-encoding: chunked".to_string() } else { format!("content-length: {}", body.len()) };
-    let mut request =
-        format!("POST {CHAT} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n{framing}\r\n{key}\r\n")
-            .into_bytes();
+    // As Python's urllib writes it: `Connection: close`, the whole body, then the first read.
+    let mut request = format!(
+        "POST {CHAT} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n{framing}\r\n{key}connection: close\r\n\r\n"
+    )
+    .into_bytes();
     if chunked {
         for piece in body.chunks(64 << 10) {
             request.extend(format!("{:x}\r\n", piece.len()).as_bytes());
@@ -234,9 +236,7 @@ pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(
         Err(_) => return Err(broken("the body could not be written within 30 s")),
     }
     let mut answer = Vec::new();
-    let read =
-        tokio::time::timeout(std::time::Duration::from_secs(30), (&mut stream).take(1 << 20).read_to_end(&mut answer))
-            .await;
+    let read = tokio::time::timeout(std::time::Duration::from_secs(30), read_answer(&mut stream, &mut answer)).await;
     if let Ok(Err(e)) = &read
         && answer.is_empty()
     {
@@ -246,6 +246,29 @@ pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(
         });
     }
     Ok(status_and_body(&answer))
+}
+
+/// Reads one HTTP/1.1 answer into `answer`: up to its `Content-Length` when it has one (a server that
+/// ignores `Connection: close` costs no wait), else to the end of the connection; at most 1 MiB.
+async fn read_answer(stream: &mut tokio::net::TcpStream, answer: &mut Vec<u8>) -> std::io::Result<()> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 16 << 10];
+    while answer.len() < 1 << 20 {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        answer.extend_from_slice(&buf[..n]);
+        if let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&answer[..end]).to_ascii_lowercase();
+            let length =
+                head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse().ok());
+            if length.is_some_and(|length: usize| answer.len() >= end + 4 + length) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads an open response to its end (at most 30 s between frames, and 16 MiB kept); the text.

@@ -116,6 +116,15 @@ pub fn cases() -> Vec<Case> {
             ["lift-digit-end-refused"]
         ),
         case!(
+            "lift.text-around-a-run-kept",
+            "11.2",
+            Must,
+            BASIC,
+            "the text on both sides of a lifted picture stays as sent: accented, CJK, astral and no-break-space characters, URL-safe base64's - and _, quotes and line breaks right against the run, with and without a data: prefix",
+            text_around_kept,
+            ["lift-swallows-non-ascii"]
+        ),
+        case!(
             "lift.bmp-is-a-picture",
             "11.2",
             Must,
@@ -369,6 +378,40 @@ async fn digit_ends(ctx: Ctx) -> CheckResult {
         }
     }
     Ok(())
+}
+
+/// Characters that end a run (none is in the base64 class), each put right after a picture's run and
+/// right before it; the expected text, built here, is the text with the run (and its `data:` prefix)
+/// replaced by its note; the server's own token count for that text is the comparison.
+async fn text_around_kept(ctx: Ctx) -> CheckResult {
+    let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 40, 30, 17);
+    let run = encoded(&png);
+    let the_note = note("image/png", png.len());
+    let neighbours = ["é", "日本", "🖼\u{fe0f}", "\u{a0}", "-", "_", "\"", "\n", "ü", "Ω,"];
+    for neighbour in neighbours {
+        for prefix in ["", "data:image/png;base64,"] {
+            let sent = format!("before{neighbour}{prefix}{run}{neighbour}after");
+            let expected = format!("before{neighbour}{the_note}{neighbour}after");
+            let as_sent = prompt_tokens(&complete(&ctx.http, &tool_only(&sent)).await?)?;
+            let as_expected = prompt_tokens(&complete(&ctx.http, &tool_only(&expected)).await?)?;
+            expect_eq(
+                &format!(
+                    "prompt tokens of a picture between {neighbour:?} and {neighbour:?} (prefix {prefix:?}): the text with its note"
+                ),
+                as_expected,
+                as_sent,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A tool message of exactly `text`.
+fn tool_only(text: &str) -> Value {
+    json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": text},
+    ], "max_tokens": 4})
 }
 
 async fn padding_boundary(ctx: Ctx) -> CheckResult {

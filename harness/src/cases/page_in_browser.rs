@@ -22,6 +22,10 @@ use crate::cases::case;
 use crate::context::Ctx;
 use crate::scenario::{HARNESS_KEY, Scenario, Setup, own};
 
+/// How long a reloaded page (loopback, pictures from the cache) may take to show what it had: the
+/// reference takes well under a second; a page that never shows it fails here, not at 30 s.
+const AFTER_RELOAD_S: u64 = 15;
+
 /// Two 640×360 pictures (seeds 1 and 2), a tool with a very long name, and a 6,000-character result.
 pub(super) fn pictures_and_more() -> String {
     let long = format!("{}__{}", crate::scenario::FIXTURE_SERVER, fixtures::tools::LONG_NAME);
@@ -165,8 +169,13 @@ impl Visit<'_> {
         expect(removed.is_ok(), "the picture deleted from the cache", format!("{removed:?}"))?;
         self.session.clear_http_cache().await?;
         reload(self.client()).await?;
-        wait_until(self.client(), &gone_settled(), 30, "one note for the gone picture and the other picture shown")
-            .await?;
+        wait_until(
+            self.client(),
+            &gone_settled(),
+            AFTER_RELOAD_S,
+            "one note for the gone picture and the other picture shown",
+        )
+        .await?;
         Ok(names)
     }
 
@@ -322,7 +331,13 @@ fn no_base64_in_storage_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResul
             base64_in_storage(visit.client()).await?,
         )?;
         reload(visit.client()).await?;
-        wait_until(visit.client(), &format!("{} === 2", loaded_pictures()), 30, "2 pictures after the reload").await?;
+        wait_until(
+            visit.client(),
+            &format!("{} === 2", loaded_pictures()),
+            AFTER_RELOAD_S,
+            "2 pictures after the reload",
+        )
+        .await?;
         expect_eq(
             "base64 runs in storage after a reload",
             Vec::<String>::new(),
@@ -337,8 +352,13 @@ fn reload_brings_pictures_back_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, Che
         let before = visit.proxy.log().len();
         visit.session.clear_http_cache().await?;
         reload(visit.client()).await?;
-        wait_until(visit.client(), &format!("{} === 2", loaded_pictures()), 30, "2 pictures shown after the reload")
-            .await?;
+        wait_until(
+            visit.client(),
+            &format!("{} === 2", loaded_pictures()),
+            AFTER_RELOAD_S,
+            "2 pictures shown after the reload",
+        )
+        .await?;
         visit.session.screenshot("reloaded").await;
         let fetched = visit.proxy.log()[before..].iter().filter(|r| r.target.starts_with("/tool-media/")).count();
         expect(fetched >= 2, "the pictures fetched again after the reload", format!("{fetched} picture requests"))?;
@@ -392,8 +412,13 @@ fn gone_picture_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
         // The stored conversation keeps the gone picture: a second reload notes it again.
         visit.session.clear_http_cache().await?;
         reload(visit.client()).await?;
-        wait_until(visit.client(), &settled, 30, "the note again after a second reload (the picture kept in storage)")
-            .await?;
+        wait_until(
+            visit.client(),
+            &settled,
+            AFTER_RELOAD_S,
+            "the note again after a second reload (the picture kept in storage)",
+        )
+        .await?;
         let before = visit.proxy.log().len();
         send(visit.client(), "Are you still there?").await?;
         let answered = format!(

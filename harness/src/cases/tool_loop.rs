@@ -53,6 +53,17 @@ const UNFINISHED: Scenario = own("unfinished-call", || {
         .scripts(vec!["</think>\n\nLet me check.\n<tool_call>\n<function=fake__echo>\n<parameter=text>\nhalf".into()])
 });
 
+/// A complete call, then a long tail of text that `max_tokens` cuts (6.10): the call must not run.
+fn call_then_tail() -> String {
+    format!(
+        "{}\n\n{}",
+        fixtures::scripts::call_script("fake__echo", &[("text", "must not run")]),
+        "and a long tail ".repeat(200)
+    )
+}
+const CUT_BY_LENGTH: Scenario =
+    own("cut-by-length", || Setup::mcp(None).scripts(vec![call_then_tail(), answer("never asked for")]));
+
 /// Two calls in one pass, then an answer: the second pass's prompt holds both results.
 const TWO_CALLS: Scenario = crate::scenario::own("two-calls", || {
     let calls: [(&str, &[(&str, &str)]); 2] =
@@ -100,6 +111,15 @@ pub fn cases() -> Vec<Case> {
             "a call the output ends inside gets its start event and nothing more, and the tool is never called",
             unfinished_call,
             ["unfinished-calls-run"]
+        ),
+        case!(
+            "loop.length-cut-pass-runs-no-call",
+            "6.10",
+            Must,
+            CUT_BY_LENGTH,
+            "a pass that max_tokens ends after a complete MCP call runs no call: the call is reported skipped, the tool never sees it, no second pass runs and the answer ends with length",
+            length_cut_pass,
+            ["length-cut-calls-run"]
         ),
         case!(
             "loop.structured-format-and-forced-choice-refused",
@@ -388,6 +408,24 @@ async fn unfinished_call(ctx: Ctx) -> CheckResult {
     let calls = ctx.fixture()?.entries().into_iter().filter(|e| e.get("call").is_some()).count();
     expect_eq("calls the fixture server received", 0, calls)?;
     expect(stream.done, "the answer ends with [DONE]", "no [DONE]")
+}
+
+async fn length_cut_pass(ctx: Ctx) -> CheckResult {
+    let mut body = opt_in();
+    // Room for the call and a few words of the tail: every token is at least one byte of the script.
+    let call_bytes = call_then_tail().find("</tool_call>").map_or(0, |at| at + "</tool_call>".len());
+    body["max_tokens"] = json!(call_bytes + 40);
+    let stream = stream(&ctx.http, body).await?;
+    let result = first_result(&stream)?;
+    expect_eq(
+        "the MCP call's result: ok, skipped, text",
+        (false, true, "not run"),
+        (result.ok, result.skipped, result.text.as_str()),
+    )?;
+    expect_eq("finish_reason", Some("length"), stream.finish_reason())?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ran = ctx.fixture()?.entries().iter().any(|e| e["call"] == "echo");
+    expect(!ran, "the MCP tool never called", "echo was called")
 }
 
 async fn next_pass_prompt(ctx: Ctx) -> CheckResult {

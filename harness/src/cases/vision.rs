@@ -106,6 +106,15 @@ pub fn cases() -> Vec<Case> {
             ["no-vision-pads", "max-pixels-inclusive"]
         ),
         case!(
+            "vision.data-url-format-from-its-bytes",
+            "12.3",
+            Must,
+            USER_PICTURES,
+            "a data: URL's picture is read by its bytes, whatever its label: PNG, JPEG, WebP, GIF and BMP each under another format's label, as application/octet-stream and with a parameter take 12.2's tokens of their size",
+            data_url_format_from_bytes,
+            ["data-url-trusts-its-label"]
+        ),
+        case!(
             "vision.aspect-ratio-over-200-is-unreadable",
             "12.2",
             Must,
@@ -192,6 +201,36 @@ fn with_picture(png: Option<&[u8]>) -> Value {
         content.push(json!({"type": "image_url", "image_url": {"url": url}}));
     }
     json!({"messages": [{"role": "user", "content": content}], "max_tokens": 4})
+}
+
+/// Pictures in user messages under labels that are not their format (and one with a parameter before
+/// `;base64`): each size differs, so a picture read as another can never take the right count by chance.
+async fn data_url_format_from_bytes(ctx: Ctx) -> CheckResult {
+    use fixtures::images::PictureFormat::{Bmp, Gif, Jpeg, Png, Webp};
+    let without = prompt_tokens(&complete(&ctx.http, &with_picture(None)).await?)?;
+    let rows = [
+        (Png, "image/jpeg", (640, 360)),
+        (Jpeg, "image/png", (333, 500)),
+        (Webp, "image/gif", (1000, 250)),
+        (Gif, "image/webp", (120, 900)),
+        (Bmp, "image/png", (301, 77)),
+        (Png, "application/octet-stream", (455, 455)),
+        (Jpeg, "image/jpeg;name=shot.jpg", (800, 123)),
+    ];
+    for (format, label, (width, height)) in rows {
+        let bytes = fixtures::images::picture(format, width, height, 9);
+        let url = format!("data:{label};base64,{}", base64::engine::general_purpose::STANDARD.encode(&bytes));
+        let body = json!({"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image_url", "image_url": {"url": url}},
+        ]}], "max_tokens": 4});
+        let reply = ctx.http.post_json(super::common::CHAT, &body).send().await?;
+        let what = format!("a {format:?} {width}x{height} labelled {label}");
+        expect_eq(&format!("status for {what}"), 200, reply.status)?;
+        let added = prompt_tokens(&reply.json()?)? - without - 2;
+        expect_eq(&format!("image tokens of {what}"), expected_tokens(width, height) as i64, added)?;
+    }
+    Ok(())
 }
 
 /// Sizes at and just past 12.2's aspect-ratio bound, both ways round.
