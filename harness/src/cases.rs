@@ -4,6 +4,7 @@ mod auth;
 mod chat;
 mod common;
 mod config;
+mod generated;
 mod health;
 mod hub;
 mod lifting;
@@ -56,6 +57,7 @@ pub fn all() -> Vec<Case> {
         page::cases(),
         page_in_browser::cases(),
         page_layout::cases(),
+        generated::cases(),
     ]
     .concat()
 }

@@ -18,6 +18,8 @@
 //! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
 //! - [`coverage`]: which SPEC clauses have a case, and why the others cannot be checked from outside.
 //! - [`geometry`]: SPEC 12.2's image-token model, from the clause (what the vision cases expect).
+//! - [`generate`]: the generated cases' seeded runner (proptest, shrinking) and models of clauses
+//!   checked on generated requests (`lifting`: §11).
 //! - [`load`]: `mediacheck load` — tool-picture traffic under load, HDR latencies, `lost: N`.
 //! - [`attack`]: `mediacheck attack` — hostile traffic beside an honest client, peak RSS and p99 per attack.
 //! - [`browser`]: the page cases' headless Chromium, recording proxy and page contract (SPEC 13.7).
@@ -37,6 +39,7 @@ pub mod context;
 pub mod coverage;
 pub mod embedded;
 pub mod events;
+pub mod generate;
 pub mod geometry;
 pub mod http;
 pub mod load;

@@ -67,6 +67,13 @@ enum Command {
         /// --url, and with --fail-fast, one at a time). The report keeps the cases' order.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=32))]
         jobs: u16,
+        /// The generated cases' seed (`0x…` or decimal; default: from the clock, printed in the
+        /// report). A failure names the seed that replays it.
+        #[arg(long, value_parser = parse_seed)]
+        seed: Option<u64>,
+        /// Generated requests per generated case (`gen.*`).
+        #[arg(long, default_value_t = harness::generate::DEFAULT_BUDGET, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        gen_budget: u32,
         /// Where the page cases' screenshots go (`<case>/<width>-<step>.png`); default: a
         /// `mediacheck-screenshots` folder beside the JSON or JUnit report, or in the current folder.
         #[arg(long)]
@@ -214,8 +221,12 @@ fn main() -> ExitCode {
             strict,
             fail_fast,
             jobs,
+            seed,
+            gen_budget,
             screenshots,
         } => {
+            let seed = seed.unwrap_or_else(harness::generate::default_seed);
+            harness::generate::configure(harness::generate::Settings { seed, budget: gen_budget });
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },
@@ -277,7 +288,12 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
         Err(code) => return code,
     };
     let total = selected.len();
-    eprintln!("running {total} cases against the {}", target.describe());
+    eprintln!(
+        "running {total} cases against the {} (generated cases: seed {:#x}, {} requests each)",
+        target.describe(),
+        harness::generate::settings().seed,
+        harness::generate::settings().budget
+    );
     let mut done = 0;
     let verdicts = runtime.block_on(runner::run_at_once(&selected, &target, stop, jobs, |verdict| {
         done += 1;
@@ -353,6 +369,10 @@ fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> Ex
 }
 
 /// The Tokio runtime every subcommand runs on, or the exit code that says it could not start.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    harness::generate::parse_seed(text).ok_or_else(|| format!("{text:?} is not a seed (0x… hexadecimal or decimal)"))
+}
+
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Runtime::new().map_err(|error| {
         eprintln!("mediacheck: failed to start the runtime: {error}");

@@ -300,6 +300,38 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Starts a server process on an empty configuration with `--port 0` and reads its ready line; when
+    /// the line names a port, `GET /health` there. The line, and that answer's status (`None`: no port
+    /// named, or no answer).
+    pub async fn ready_at_port_zero(&self) -> Result<(String, Option<u16>), ServerError> {
+        let template = self.process_template()?;
+        let dir = tempfile::tempdir().map_err(io("no temp folder"))?;
+        let path = dir.path().join("ready.json");
+        std::fs::write(&path, b"{}").map_err(io("could not write the configuration"))?;
+        let mut child = spawn_server(&template, &path, 0, &[], Stdio::piped(), &[])?;
+        let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or(ServerError::NoPipe("stdout"))?);
+        let mut line = String::new();
+        let _ = tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line)).await;
+        let line = line.trim_end().to_string();
+        let named = line.rsplit_once(':').and_then(|(_, port)| port.parse::<u16>().ok()).filter(|p| *p != 0);
+        let mut status = None;
+        if let Some(port) = named {
+            let http = Http::new(&format!("http://127.0.0.1:{port}"), None);
+            for _ in 0..40 {
+                if let Ok(reply) = http.get("/health").without_key().send().await {
+                    status = Some(reply.status);
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+        }
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        Ok((line, status))
+    }
+}
+
 /// Starts the command `template` names for `config` on `port` (stderr piped, killed when dropped).
 pub(crate) fn spawn_server(
     template: &str,

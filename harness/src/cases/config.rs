@@ -84,6 +84,15 @@ pub fn cases() -> Vec<Case> {
             ["unknown-keys-refused"]
         ),
         case!(
+            "config.ready-line-names-the-real-port",
+            "1.2",
+            Must,
+            LAUNCHES,
+            "asked for port 0, the ready line is `listening on http://127.0.0.1:N` with the port the server got (its /health answers there); asked for a free port P, it names P",
+            ready_line_port,
+            ["ready-line-port-zero"]
+        ),
+        case!(
             "config.address-in-use-exits-1",
             "1.8",
             Must,
@@ -286,6 +295,21 @@ async fn unknown_keys(ctx: Ctx) -> CheckResult {
         )?;
     }
     Ok(())
+}
+
+async fn ready_line_port(ctx: Ctx) -> CheckResult {
+    let (line, health) =
+        ctx.target.ready_at_port_zero().await.map_err(|e| crate::case::CheckError::NotRun(e.to_string()))?;
+    let port = line.strip_prefix("listening on http://127.0.0.1:").and_then(|p| p.parse::<u16>().ok());
+    expect(
+        port.is_some_and(|p| p != 0),
+        "with --port 0, the ready line `listening on http://127.0.0.1:N`, N the port it got (not 0)",
+        line.clone(),
+    )?;
+    expect_eq(&format!("GET /health at the port the line names ({line})"), Some(200), health)?;
+    let free = crate::target::free_port().map_err(|e| crate::case::CheckError::NotRun(e.to_string()))?;
+    let launch = ctx.launch_with(ConfigFile::Bytes(b"{}".to_vec()), Some(free)).await?;
+    expect_eq("the ready line for a free port", format!("listening on http://127.0.0.1:{free}"), launch.first_line)
 }
 
 async fn address_in_use(ctx: Ctx) -> CheckResult {

@@ -10,6 +10,7 @@ use super::common::{CHAT, complete, prompt_tokens, with_commas};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{BASIC, Reach, Scenario, Serving, Setup};
+use fixtures::images::ending_on;
 
 const VISION: Scenario =
     Scenario { name: "lift-vision", build: || Setup::plain().vision(), serving: Serving::Shared(Reach::Configured) };
@@ -330,23 +331,6 @@ async fn run_length_boundary(ctx: Ctx) -> CheckResult {
         expect_eq(&format!("prompt tokens a {}-character run adds ({how})", run.len()), wanted as i64, tokens - empty)?;
     }
     Ok(())
-}
-
-/// `picture` with bytes after its end (which decoders ignore), 900 bytes at least, so that its length leaves 2 bytes in the
-/// last base64 group and its last byte ends in `last_nibble`: its base64 then ends in three
-/// characters, the third `ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/`'s
-/// character `last_nibble · 4` — `0`, `4` and `8` for 13, 14 and 15. Every fixture picture ends on a
-/// letter (a PNG's `0x82` gives `I`), which is how a decoder that mishandles digits there went unseen.
-pub fn ending_on(mut picture: Vec<u8>, last_nibble: u8) -> Vec<u8> {
-    // At least 1,024 characters of base64: shorter runs are never lifted (11.2).
-    picture.resize(picture.len().max(900), 0);
-    let extra = match (2 + 3 - picture.len() % 3) % 3 {
-        0 => 3,
-        k => k,
-    };
-    picture.extend(std::iter::repeat_n(0u8, extra - 1));
-    picture.push(0xA0 | last_nibble);
-    picture
 }
 
 async fn digit_ends(ctx: Ctx) -> CheckResult {

@@ -1,0 +1,105 @@
+//! Generated cases (`gen.*`): requests built by proptest strategies from the whole input space a
+//! clause allows, each checked against a model of that clause written here (never reference-server
+//! code). A run takes `--gen-budget` generated requests per generated case from `--seed` (printed in
+//! every verdict, so a failure can be replayed exactly); a failure is shrunk to a smallest request
+//! that still fails and reported with the model's expectation and the server's answer.
+
+pub mod lifting;
+
+use std::sync::OnceLock;
+
+use proptest::strategy::Strategy;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+use crate::case::{CheckError, CheckResult};
+
+/// Generated requests per generated case when `--gen-budget` is not given.
+pub const DEFAULT_BUDGET: u32 = 48;
+/// Shrinking steps at most, after a failure.
+const SHRINK_STEPS: u32 = 300;
+
+/// The seed and budget of this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// The seed every generated case starts from.
+    pub seed: u64,
+    /// Generated requests per generated case.
+    pub budget: u32,
+}
+
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
+/// Sets this process's seed and budget (once; later calls change nothing).
+pub fn configure(settings: Settings) {
+    let _ = SETTINGS.set(settings);
+}
+
+/// This run's settings: as configured, else `MEDIACHECK_GEN_SEED`/`MEDIACHECK_GEN_BUDGET`, else a seed
+/// from the clock and the default budget.
+pub fn settings() -> Settings {
+    *SETTINGS.get_or_init(|| {
+        let budget = std::env::var("MEDIACHECK_GEN_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_BUDGET);
+        Settings { seed: default_seed(), budget }
+    })
+}
+
+/// `MEDIACHECK_GEN_SEED` when set, else a seed from the clock.
+pub fn default_seed() -> u64 {
+    std::env::var("MEDIACHECK_GEN_SEED").ok().and_then(|v| parse_seed(&v)).unwrap_or_else(clock_seed)
+}
+
+/// A seed as printed (`0x…` hexadecimal) or in decimal.
+pub fn parse_seed(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+fn clock_seed() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)
+}
+
+/// Runs `check` on `budget` values of `strategy` from the run's seed (mixed with `salt`, so two
+/// generated cases draw different values). A value `check` refuses is shrunk, and the case fails with
+/// the smallest refused value `describe` writes, what `check` said of it, and the seed to replay.
+pub async fn property<S, F, Fut>(salt: &str, strategy: S, describe: fn(&S::Value) -> String, check: F) -> CheckResult
+where
+    S: Strategy + Send + 'static,
+    S::Value: Clone + Send + 'static,
+    F: Fn(S::Value) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
+    let Settings { seed, budget } = settings();
+    let handle = tokio::runtime::Handle::current();
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    for (at, byte) in salt.bytes().enumerate() {
+        key[8 + at % 24] ^= byte;
+    }
+    let outcome = tokio::task::spawn_blocking(move || {
+        let config =
+            Config { cases: budget, max_shrink_iters: SHRINK_STEPS, failure_persistence: None, ..Config::default() };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key));
+        let result = runner.run(&strategy, |value| handle.block_on(check(value)).map_err(TestCaseError::fail));
+        result.map_err(|error| match error {
+            TestError::Fail(why, smallest) => (why.to_string(), Some(describe(&smallest))),
+            TestError::Abort(why) => (why.to_string(), None),
+        })
+    })
+    .await
+    .map_err(|e| crate::check::broken(format!("the generator stopped: {e}")))?;
+    match outcome {
+        Ok(()) => Ok(()),
+        Err((why, smallest)) => Err(CheckError::Fail {
+            expected: format!(
+                "{budget} generated requests as the model says (seed {seed:#x}; replay: --seed {seed:#x} --gen-budget {budget})"
+            ),
+            actual: match smallest {
+                Some(smallest) => format!("{why}\nsmallest failing request (shrunk):\n{smallest}"),
+                None => why,
+            },
+        }),
+    }
+}
