@@ -1,16 +1,15 @@
 //! SPEC §11: pictures a client hands back as base64 in tool text.
 
 use base64::Engine;
-use fixtures::images::{bmp, noise_png};
+use fixtures::images::{bmp, ending_on, noise_png};
 use fixtures::payloads::chatbox_conversation;
 use serde_json::{Value, json};
 
 use super::case;
 use super::common::{CHAT, complete, prompt_tokens, with_commas};
-use crate::case::{Case, CheckResult, expect, expect_eq};
+use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{BASIC, Reach, Scenario, Serving, Setup};
-use fixtures::images::ending_on;
 
 const VISION: Scenario =
     Scenario { name: "lift-vision", build: || Setup::plain().vision(), serving: Serving::Shared(Reach::Configured) };
@@ -124,6 +123,15 @@ pub fn cases() -> Vec<Case> {
             "the text on both sides of a lifted picture stays as sent: accented, CJK, astral and no-break-space characters, URL-safe base64's - and _, quotes and line breaks right against the run, with and without a data: prefix",
             text_around_kept,
             ["lift-swallows-non-ascii"]
+        ),
+        case!(
+            "lift.scan-is-linear",
+            "11.6",
+            Should,
+            BASIC,
+            "16 MiB of base64 in tool text that is no picture takes at most 24 times as long as 2 MiB (a linear scan: about 8; a quadratic one: 64), the fastest of 3 tries each",
+            scan_is_linear,
+            ["lift-scan-quadratic"]
         ),
         case!(
             "lift.bmp-is-a-picture",
@@ -388,6 +396,37 @@ async fn text_around_kept(ctx: Ctx) -> CheckResult {
         }
     }
     Ok(())
+}
+
+/// The fastest of 3 answers to a tool message of `mib` MiB of base64 that is no picture (its bytes start
+/// with 0, no format's magic): the server reads it all, and then may refuse it for the context (4.7).
+async fn fastest_answer(ctx: &Ctx, mib: usize) -> Result<std::time::Duration, CheckError> {
+    let bytes: Vec<u8> =
+        (0..(mib * 3) << 18).map(|i| if i == 0 { 0 } else { (i as u8).wrapping_mul(29).wrapping_add(7) }).collect();
+    let body = tool_only(&base64::engine::general_purpose::STANDARD.encode(bytes));
+    let mut fastest = std::time::Duration::MAX;
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let reply = ctx.http.fresh().post_json(CHAT, &body).send().await?;
+        expect(
+            reply.status == 200 || reply.status == 400,
+            format!("an answer to {mib} MiB (200, or 400 for the context)"),
+            reply.status.to_string(),
+        )?;
+        fastest = fastest.min(started.elapsed());
+    }
+    Ok(fastest)
+}
+
+async fn scan_is_linear(ctx: Ctx) -> CheckResult {
+    let small = fastest_answer(&ctx, 2).await?;
+    let large = fastest_answer(&ctx, 16).await?;
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    expect(
+        ratio <= 24.0,
+        "16 MiB of non-picture base64 answered within 24× the time of 2 MiB",
+        format!("{ratio:.1}× ({} ms for 2 MiB, {} ms for 16 MiB)", small.as_millis(), large.as_millis()),
+    )
 }
 
 /// A tool message of exactly `text`.

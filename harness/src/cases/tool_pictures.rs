@@ -59,6 +59,10 @@ const TWICE: Scenario = own("same-picture-twice", || {
     let turn = call("picture", &[("width", "72"), ("height", "40"), ("seed", "57")]);
     Setup::mcp(Some(true)).scripts(vec![turn.clone(), answer("one"), turn, answer("two")])
 });
+/// A turn with a picture, on a server whose cache folder the case makes a link.
+const LINKED: Scenario = own("linked-cache", || {
+    Setup::mcp(Some(true)).scripts(vec![call("picture", &[("seed", "61")]), answer("still here")])
+});
 /// A picture no other scenario caches, so a file planted under its name meets it first.
 const STALE: Scenario = own("stale-file", || {
     Setup::mcp(Some(true))
@@ -279,6 +283,15 @@ pub fn cases() -> Vec<Case> {
             "a cached picture's file deleted between two turns is written again when the picture comes again, and served whole",
             deleted_file_written_again,
             ["cache-remembered"]
+        ),
+        case!(
+            "media.linked-cache-folder-not-followed",
+            "8.7",
+            Must,
+            LINKED,
+            "a symbolic link to a folder where the cache folder should be is a cache that cannot be written: the text and the turn stay, no media entry, nothing written into the folder it names",
+            linked_cache_not_followed,
+            ["cache-link-followed"]
         ),
         case!(
             "media.stale-file-replaced",
@@ -598,6 +611,25 @@ async fn deleted_file_written_again(ctx: Ctx) -> CheckResult {
     expect_eq("status of the picture announced again", 200, reply.status)?;
     expect_eq("the bytes served (their SHA-256)", sha256(&png), sha256(&reply.body))?;
     expect(file.is_file(), "the file back in the cache folder", "no file")
+}
+
+async fn linked_cache_not_followed(ctx: Ctx) -> CheckResult {
+    let cache = ctx.cache_dir()?;
+    let elsewhere = cache.with_extension("elsewhere");
+    std::fs::create_dir(&elsewhere).map_err(|e| broken(format!("{}: {e}", elsewhere.display())))?;
+    std::os::unix::fs::symlink(&elsewhere, &cache).map_err(|e| broken(format!("{}: {e}", cache.display())))?;
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let result = first_result(&stream)?;
+    expect_eq("ok", true, result.ok)?;
+    expect(result.media.is_empty(), "no media entry", result.raw.to_string())?;
+    expect(result.text.starts_with("1 picture of 64x48"), "the text result", result.text.clone())?;
+    expect(stream.content().ends_with("still here"), "the answer goes on", stream.content())?;
+    let written: Vec<String> = std::fs::read_dir(&elsewhere)
+        .map_err(|e| broken(format!("{}: {e}", elsewhere.display())))?
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    expect_eq("files in the folder the link names", Vec::<String>::new(), written)
 }
 
 async fn per_call_boundary(ctx: Ctx) -> CheckResult {
