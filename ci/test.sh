@@ -15,9 +15,6 @@ say() {
 say "toolchain"
 cargo --version
 command -v rustfmt >/dev/null || { echo "ci/test.sh: rustfmt is missing (rustup component add rustfmt)" >&2; exit 1; }
-# A cold CI build compiles every workspace crate from scratch, several times (check, build, test):
-# incremental caches only cost time there.
-export CARGO_INCREMENTAL=0
 
 # The downloads (npm and pip MCP peers and oracles, Chromium from Debian, the libtorch wheels) go on in
 # the background while the Rust steps below compile; each is awaited, its log printed, before the

@@ -209,18 +209,23 @@ fn keys(value: &Value) -> Vec<String> {
     value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
 }
 
-async fn own_tool_skips_mcp(ctx: Ctx) -> CheckResult {
-    let mut body = opt_in();
-    body["tools"] = json!([{"type": "function", "function": {"name": "my_lookup", "description": "the client's own",
-        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]);
-    let stream = stream(&ctx.http, body).await?;
-    let result = first_result(&stream)?;
+/// The stream's first MCP result is a call not run (6.10), and the answer ends with `finish`.
+fn skipped_and_ended(stream: &crate::sse::EventStream, finish: &str) -> CheckResult {
+    let result = first_result(stream)?;
     expect_eq(
         "the MCP call's result: ok, skipped, text",
         (false, true, "not run"),
         (result.ok, result.skipped, result.text.as_str()),
     )?;
-    expect_eq("finish_reason", Some("tool_calls"), stream.finish_reason())?;
+    expect_eq("finish_reason", Some(finish), stream.finish_reason())
+}
+
+async fn own_tool_skips_mcp(ctx: Ctx) -> CheckResult {
+    let mut body = opt_in();
+    body["tools"] = json!([{"type": "function", "function": {"name": "my_lookup", "description": "the client's own",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]);
+    let stream = stream(&ctx.http, body).await?;
+    skipped_and_ended(&stream, "tool_calls")?;
     let calls = stream.chunks.iter().filter(|c| c["choices"][0]["delta"].get("tool_calls").is_some()).count();
     expect(calls > 0, "the own call streamed as delta.tool_calls", "none")?;
     let ran = ctx.fixture()?.entries().iter().any(|e| e["call"] == "echo");
@@ -416,13 +421,7 @@ async fn length_cut_pass(ctx: Ctx) -> CheckResult {
     let call_bytes = call_then_tail().find("</tool_call>").map_or(0, |at| at + "</tool_call>".len());
     body["max_tokens"] = json!(call_bytes + 40);
     let stream = stream(&ctx.http, body).await?;
-    let result = first_result(&stream)?;
-    expect_eq(
-        "the MCP call's result: ok, skipped, text",
-        (false, true, "not run"),
-        (result.ok, result.skipped, result.text.as_str()),
-    )?;
-    expect_eq("finish_reason", Some("length"), stream.finish_reason())?;
+    skipped_and_ended(&stream, "length")?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let ran = ctx.fixture()?.entries().iter().any(|e| e["call"] == "echo");
     expect(!ran, "the MCP tool never called", "echo was called")
