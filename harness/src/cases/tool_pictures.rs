@@ -28,7 +28,7 @@ const ODD_BLOCKS: Scenario = own("odd-blocks", || {
         answer("ok"),
     ])
 });
-/// An SVG, a corrupt PNG, an audio block and a GIF, then four pictures, in one result.
+/// An SVG, a corrupt PNG, an audio block and a GIF, then five pictures, in one result.
 const MIXED: Scenario =
     own("mixed-candidates", || Setup::mcp(Some(true)).scripts(vec![call("mixed", &[]), answer("ok")]));
 const SIX: Scenario =
@@ -271,7 +271,7 @@ pub fn cases() -> Vec<Case> {
             "8.4",
             Must,
             MIXED,
-            "a result of an SVG, a corrupt PNG, an audio block and a GIF, then a PNG, a JPEG, a WebP and a PNG caches those four: candidates that are not cached take none of the four places",
+            "a result of an SVG, a corrupt PNG, an audio block and a GIF, then five pictures, caches the first four of the five: candidates that are not cached take none of the four places, and the fifth picture is past them",
             only_pictures_take_places,
             ["candidates-take-slots"]
         ),
@@ -592,7 +592,7 @@ async fn only_pictures_take_places(ctx: Ctx) -> CheckResult {
     .collect();
     let names: Vec<String> = media.iter().map(|m| m.name().to_string()).collect();
     expect_eq(
-        "the cached pictures, in block order (the four rasters after the SVG, corrupt, audio and GIF)",
+        "the cached pictures, in block order (the first four rasters after the SVG, corrupt, audio and GIF; not the fifth)",
         wanted,
         names,
     )
