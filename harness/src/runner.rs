@@ -89,13 +89,11 @@ pub async fn run_at_once(
             None => groups.push(vec![*case]),
         }
     }
-    let jobs = if matches!(target, Target::Url { .. }) || stop == Stop::AtFirstFailure { 1 } else { jobs.max(1) };
     let mut verdicts: Vec<Verdict> = Vec::new();
-    if jobs == 1 {
+    if stop == Stop::AtFirstFailure {
+        // One group after another: a failure stops what comes after it.
         for group in groups {
-            let stopped_by =
-                verdicts.iter().find(|v| v.outcome == Outcome::Fail).filter(|_| stop == Stop::AtFirstFailure);
-            let group_verdicts = match stopped_by {
+            let group_verdicts = match verdicts.iter().find(|v| v.outcome == Outcome::Fail) {
                 Some(failed) => {
                     let why = format!("--fail-fast: the run stopped after {} failed", failed.id);
                     group.iter().map(|c| unstarted(c, Outcome::NotRun, why.clone())).collect()
@@ -108,11 +106,11 @@ pub async fn run_at_once(
             }
         }
     } else {
-        // A group starts as soon as any running one ends; finished groups wait in `done` until every
-        // group before them has ended, so the verdicts keep the cases' order.
         use futures::StreamExt;
-        // The page cases (a browser, every width) are the longest: they start first, so the run does not
-        // end on one of them started last.
+        let jobs = if matches!(target, Target::Url { .. }) { 1 } else { jobs.max(1) };
+        // The page groups (a browser, every width) are the longest: they start first, so the run does
+        // not end on one started last. A group starts as soon as any running one ends; finished groups
+        // wait in `done` until every group before them has ended, so verdicts keep the cases' order.
         let mut order: Vec<usize> = (0..groups.len()).collect();
         order.sort_by_key(|i| !groups[*i][0].id.starts_with("page."));
         let started = order.into_iter().map(|i| with_instance(target, &groups[i], stop).map(move |v| (i, v)));
