@@ -133,6 +133,9 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ServerError {
 pub struct Launch {
     /// Its exit code; `None` when it was still running (and was stopped) after it became ready.
     pub code: Option<i32>,
+    /// The last status `GET /health` answered where the ready line says it listens (the port asked
+    /// for, or the one the line names when 0 was asked for); `None` when nothing answered.
+    pub health: Option<u16>,
     /// Its first stdout line.
     pub first_line: String,
     /// All it wrote to stderr.
@@ -261,15 +264,21 @@ impl Target {
         });
         let mut first_line = String::new();
         let read = tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut first_line)).await;
+        let mut health = None;
         let code = if read.is_ok_and(|r| r.is_ok_and(|n| n > 0)) {
-            let http = Http::new(&format!("http://127.0.0.1:{port}"), None);
+            // Asked for port 0, the server is found where its ready line says (1.2).
+            let named = first_line.trim_end().rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok());
+            let probe = if port == 0 { named.filter(|p| *p != 0) } else { Some(port) };
+            let http = probe.map(|p| Http::new(&format!("http://127.0.0.1:{p}"), None));
             let mut code = None;
             for _ in 0..200 {
                 if let Ok(Some(status)) = child.try_wait() {
                     code = status.code();
                     break;
                 }
-                if http.get("/health").without_key().send().await.is_ok_and(|r| r.status == 200) {
+                let Some(http) = &http else { break };
+                health = http.get("/health").without_key().send().await.ok().map(|r| r.status).or(health);
+                if health == Some(200) {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(25)).await;
@@ -284,6 +293,7 @@ impl Target {
                     let _ = child.start_kill();
                     return Ok(Launch {
                         code: None,
+                        health: None,
                         first_line: String::new(),
                         stderr: "(it neither printed a ready line nor exited within 30 s)".into(),
                         config_path: path,
@@ -296,39 +306,7 @@ impl Target {
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        Ok(Launch { code, first_line: first_line.trim_end().to_string(), stderr, config_path: path })
-    }
-}
-
-impl Target {
-    /// Starts a server process on an empty configuration with `--port 0` and reads its ready line; when
-    /// the line names a port, `GET /health` there. The line, and that answer's status (`None`: no port
-    /// named, or no answer).
-    pub async fn ready_at_port_zero(&self) -> Result<(String, Option<u16>), ServerError> {
-        let template = self.process_template()?;
-        let dir = tempfile::tempdir().map_err(io("no temp folder"))?;
-        let path = dir.path().join("ready.json");
-        std::fs::write(&path, b"{}").map_err(io("could not write the configuration"))?;
-        let mut child = spawn_server(&template, &path, 0, &[], Stdio::piped(), &[])?;
-        let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or(ServerError::NoPipe("stdout"))?);
-        let mut line = String::new();
-        let _ = tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line)).await;
-        let line = line.trim_end().to_string();
-        let named = line.rsplit_once(':').and_then(|(_, port)| port.parse::<u16>().ok()).filter(|p| *p != 0);
-        let mut status = None;
-        if let Some(port) = named {
-            let http = Http::new(&format!("http://127.0.0.1:{port}"), None);
-            for _ in 0..40 {
-                if let Ok(reply) = http.get("/health").without_key().send().await {
-                    status = Some(reply.status);
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-        }
-        let _ = child.start_kill();
-        let _ = child.wait().await;
-        Ok((line, status))
+        Ok(Launch { code, health, first_line: first_line.trim_end().to_string(), stderr, config_path: path })
     }
 }
 

@@ -298,8 +298,8 @@ async fn unknown_keys(ctx: Ctx) -> CheckResult {
 }
 
 async fn ready_line_port(ctx: Ctx) -> CheckResult {
-    let (line, health) =
-        ctx.target.ready_at_port_zero().await.map_err(|e| crate::case::CheckError::NotRun(e.to_string()))?;
+    let zero = ctx.launch_with(ConfigFile::Bytes(b"{}".to_vec()), Some(0)).await?;
+    let (line, health) = (zero.first_line, zero.health);
     let port = line.strip_prefix("listening on http://127.0.0.1:").and_then(|p| p.parse::<u16>().ok());
     expect(
         port.is_some_and(|p| p != 0),
