@@ -401,9 +401,7 @@ async fn text_around_kept(ctx: Ctx) -> CheckResult {
 /// The fastest of 3 answers to a tool message of `mib` MiB of base64 that is no picture (its bytes start
 /// with 0, no format's magic): the server reads it all, and then may refuse it for the context (4.7).
 async fn fastest_answer(ctx: &Ctx, mib: usize) -> Result<std::time::Duration, CheckError> {
-    let bytes: Vec<u8> =
-        (0..(mib * 3) << 18).map(|i| if i == 0 { 0 } else { (i as u8).wrapping_mul(29).wrapping_add(7) }).collect();
-    let body = tool_only(&base64::engine::general_purpose::STANDARD.encode(bytes));
+    let body = tool_only(&crate::generate::lifting::noise(mib << 20, 7));
     let mut fastest = std::time::Duration::MAX;
     for _ in 0..3 {
         let started = std::time::Instant::now();

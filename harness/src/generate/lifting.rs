@@ -197,7 +197,8 @@ impl Pic {
     }
 }
 
-fn noise(chars: usize, seed: u8) -> String {
+/// `chars` base64 characters of bytes that are no picture.
+pub fn noise(chars: usize, seed: u8) -> String {
     // Bytes that start with 0 (no format's magic), then a counter mixed with the seed.
     let bytes: Vec<u8> =
         (0..chars * 3 / 4).map(|i| if i == 0 { 0 } else { (i as u8).wrapping_mul(31).wrapping_add(seed) }).collect();
