@@ -50,6 +50,8 @@ pub struct Connection {
 struct ProcessWatch {
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// True once stderr has been read to its end (or there was none to read).
+    stderr_read: watch::Receiver<bool>,
     stop: Mutex<Option<oneshot::Sender<()>>>,
 }
 
@@ -289,9 +291,13 @@ fn spawn(
     let stdout = child.stdout().take().ok_or(ConnectError::NoPipe("stdout"))?;
     let stderr_pipe = child.stderr().take();
     let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
+    let (stderr_done, stderr_read) = watch::channel(stderr_pipe.is_none());
     if let Some(pipe) = stderr_pipe {
         let lines = Arc::clone(&stderr);
-        tokio::spawn(keep_stderr_lines(pipe, lines));
+        tokio::spawn(async move {
+            keep_stderr_lines(pipe, lines).await;
+            let _ = stderr_done.send(true);
+        });
     }
     let (exit_sender, exit) = watch::channel(None);
     let (stop, stop_requested) = oneshot::channel::<()>();
@@ -314,17 +320,20 @@ fn spawn(
         let _ = child.signal(libc::SIGKILL);
         let _ = exit_sender.send(status);
     });
-    let process = ProcessWatch { exit, stderr, stop: Mutex::new(Some(stop)) };
+    let process = ProcessWatch { exit, stderr, stderr_read, stop: Mutex::new(Some(stop)) };
     Ok(((stdout, stdin), process))
 }
 
-/// Waits up to 2 s for the exit status (the pipe usually closes just before the process is reaped).
+/// Waits up to 2 s for the exit status, and up to 2 s more for stderr to be read to its end (its last
+/// line may still be in the pipe when the process is reaped, on a busy machine).
 async fn stopped_reason_of(process: &ProcessWatch) -> String {
     let mut exit = process.exit.clone();
     let status = match tokio::time::timeout(Duration::from_secs(2), exit.wait_for(Option::is_some)).await {
         Ok(Ok(status)) => *status,
         _ => None,
     };
+    let mut read = process.stderr_read.clone();
+    let _ = tokio::time::timeout(Duration::from_secs(2), read.wait_for(|done| *done)).await;
     let last = process.stderr.lock().ok().and_then(|l| l.back().cloned());
     let code = status.and_then(|s| s.code()).map_or("no exit code".to_string(), |c| format!("exit code {c}"));
     match last {
