@@ -9,6 +9,7 @@
 //! - [`requests`]: hostile request bodies (huge, deep, many values, pictures claiming huge canvases,
 //!   decompression bombs), sent by a few workers in a loop.
 //! - [`connections`]: slowloris headers, trickled bodies, idle connections, by the hundred.
+//! - [`pictures`]: thousands of distinct pictures planted in the cache folder and fetched (SPEC 9.8).
 //! - [`honest`]: the honest client — `/health` every 10 ms and a chat turn every 250 ms — on its own
 //!   thread and runtime, so the attacker's work does not delay its clock.
 //! - [`server`]: the server process under attack — start, peak RSS from /proc, stop.
@@ -19,6 +20,7 @@ pub mod catalogue;
 pub mod connections;
 pub mod env;
 pub mod honest;
+pub mod pictures;
 pub mod report;
 pub mod requests;
 pub mod server;
@@ -64,6 +66,12 @@ pub struct AttackResult {
     pub clauses: String,
     /// The server's peak RSS in MiB (VmHWM), when it could be read.
     pub peak_rss_mib: Option<u64>,
+    /// Its RSS in MiB when it was ready, before the attack (VmRSS).
+    pub ready_rss_mib: Option<u64>,
+    /// How much the peak may grow over `ready_rss_mib`, where the attack's clause bounds it.
+    pub growth_bound_mib: Option<u64>,
+    /// The one answer every attacking request must get, where the clause says what is served.
+    pub every_answer: Option<String>,
     /// The honest client.
     pub honest: honest::HonestFigures,
     /// What the attack's requests got, by answer ("413", "400", "closed", …), with counts.
@@ -108,6 +116,9 @@ async fn run_one(options: &AttackOptions, attack: &Attack) -> AttackResult {
         id: attack.id.into(),
         clauses: attack.clauses.into(),
         peak_rss_mib: None,
+        ready_rss_mib: None,
+        growth_bound_mib: attack.growth_bound_mib,
+        every_answer: attack.every_answer.map(Into::into),
         honest: honest::HonestFigures::default(),
         answers: BTreeMap::new(),
         orphans: 0,
@@ -121,8 +132,13 @@ async fn run_one(options: &AttackOptions, attack: &Attack) -> AttackResult {
             return result;
         }
     };
+    result.ready_rss_mib = server.rss_mib();
     let honest = honest::start(server.base.clone(), catalogue::KEY.into());
-    let env = catalogue::AttackEnv { base: server.base.clone(), duration: options.duration };
+    let env = catalogue::AttackEnv {
+        base: server.base.clone(),
+        duration: options.duration,
+        media_folder: server.media_folder(),
+    };
     result.answers = catalogue::drive(attack, &env).await;
     let figures = honest.finish().await;
     result.honest = figures;
@@ -150,6 +166,24 @@ fn judge(result: &AttackResult, alive: bool, answers_after: bool) -> Vec<String>
         }
         Some(_) => {}
         None => failures.push("the server's peak RSS could not be read".into()),
+    }
+    if let Some(bound) = result.growth_bound_mib {
+        match (result.ready_rss_mib, result.peak_rss_mib) {
+            (Some(ready), Some(peak)) if peak.saturating_sub(ready) > bound => failures.push(format!(
+                "peak RSS grew by {} MiB over the {ready} MiB it held when ready: over {bound} MiB",
+                peak - ready
+            )),
+            (None, Some(_)) => failures.push("the server's RSS when ready could not be read".into()),
+            _ => {}
+        }
+    }
+    if let Some(wanted) = &result.every_answer {
+        for (answer, count) in result.answers.iter().filter(|(answer, _)| *answer != wanted) {
+            failures.push(format!("{count} requests got {answer}, not {wanted}"));
+        }
+        if !result.answers.contains_key(wanted) {
+            failures.push(format!("no request got {wanted}"));
+        }
     }
     let honest = &result.honest;
     if honest.health_p99_ms > bounds::HEALTH_P99_MS {
@@ -179,13 +213,16 @@ mod tests {
             id: "x".into(),
             clauses: "1.11".into(),
             peak_rss_mib: Some(bounds::PEAK_RSS_MIB),
+            ready_rss_mib: Some(bounds::PEAK_RSS_MIB - 100),
+            growth_bound_mib: Some(100),
+            every_answer: Some("200".into()),
             honest: honest::HonestFigures {
                 health_ok: 10,
                 health_p99_ms: bounds::HEALTH_P99_MS,
                 turns_ok: 1,
                 ..honest::HonestFigures::default()
             },
-            answers: BTreeMap::new(),
+            answers: BTreeMap::from([("200".to_string(), 3)]),
             orphans: 0,
             survived: false,
             failures: Vec::new(),
@@ -196,8 +233,19 @@ mod tests {
     fn every_bound_holds_at_its_value_and_fails_just_past_it() {
         assert_eq!(judge(&within_bounds(), true, true), Vec::<String>::new());
         type Breaker = fn(&mut AttackResult);
-        let over: [(&str, Breaker); 7] = [
-            ("peak RSS 513 MiB is over 512 MiB", |r| r.peak_rss_mib = Some(bounds::PEAK_RSS_MIB + 1)),
+        let over: [(&str, Breaker); 11] = [
+            ("grew by 101 MiB over the 411 MiB it held when ready: over 100 MiB", |r| {
+                r.ready_rss_mib = Some(bounds::PEAK_RSS_MIB - 101)
+            }),
+            ("RSS when ready could not be read", |r| r.ready_rss_mib = None),
+            ("2 requests got 404, not 200", |r| {
+                r.answers.insert("404".into(), 2);
+            }),
+            ("no request got 200", |r| r.answers.clear()),
+            ("peak RSS 513 MiB is over 512 MiB", |r| {
+                r.peak_rss_mib = Some(bounds::PEAK_RSS_MIB + 1);
+                r.ready_rss_mib = Some(bounds::PEAK_RSS_MIB - 99);
+            }),
             ("peak RSS could not be read", |r| r.peak_rss_mib = None),
             ("/health p99 100.1 ms is over 100 ms", |r| r.honest.health_p99_ms = 100.1),
             ("1 /health requests failed", |r| r.honest.health_failed = 1),

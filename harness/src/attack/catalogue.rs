@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::connections::{self, Behaviour};
 pub use super::env::{AttackEnv, KEY};
+use super::pictures;
 use super::requests;
 
 /// The engine script set the MCP attacks name in `model`: call the hostile tool, then answer.
@@ -25,6 +26,12 @@ pub struct Attack {
     pub description: &'static str,
     /// How it is sent.
     pub kind: AttackKind,
+    /// How much the server's peak RSS may grow over its RSS when it was ready, in MiB, where the
+    /// attack's clause bounds it (beside the bound every attack has on the peak itself).
+    pub growth_bound_mib: Option<u64>,
+    /// The one answer every attacking request must get, where the clause says what is served (an
+    /// attack that is refused cannot show the bound it measures).
+    pub every_answer: Option<&'static str>,
 }
 
 /// How an attack is sent.
@@ -46,12 +53,25 @@ pub enum AttackKind {
     },
     /// The server is configured with a hostile stdio MCP server and one client keeps calling its tool.
     Mcp(Hostility),
+    /// Thousands of distinct pictures planted in the cache folder, each fetched at least once.
+    Pictures,
 }
+
+/// SPEC 9.8: what serving pictures may keep (64 MiB), and as much again for requests in flight and the
+/// allocator.
+pub const MANY_PICTURES_GROWTH_MIB: u64 = 128;
 
 /// Every attack, in the order they run.
 pub fn all() -> Vec<Attack> {
     use AttackKind::*;
-    let attack = |id, clauses, description, kind| Attack { id, clauses, description, kind };
+    let attack = |id, clauses, description, kind| Attack {
+        id,
+        clauses,
+        description,
+        kind,
+        growth_bound_mib: None,
+        every_answer: None,
+    };
     let mcp = |id, hostility, description| attack(id, "5.1, 5.2, 5.5", description, Mcp(hostility));
     let bodies = |workers, body| Bodies { workers, body };
     let connections = |count, behaviour| Connections { count, behaviour };
@@ -117,6 +137,16 @@ pub fn all() -> Vec<Attack> {
         mcp("mcp-endless-paging", Hostility::EndlessPaging, "an MCP server whose tools/list never ends"),
         mcp("mcp-huge-line", Hostility::HugeLine, "an MCP server answering every call with a 20 MiB line"),
         mcp("mcp-grandchild", Hostility::Grandchild, "an MCP server that exits leaving a grandchild behind"),
+        Attack {
+            growth_bound_mib: Some(MANY_PICTURES_GROWTH_MIB),
+            every_answer: Some("200"),
+            ..attack(
+                "media-many-pictures",
+                "9.8",
+                "3,000 distinct 128 KiB pictures in the cache folder, each fetched at least once (4 at a time)",
+                Pictures,
+            )
+        },
     ]
 }
 
@@ -148,6 +178,7 @@ pub async fn drive(attack: &Attack, env: &AttackEnv) -> BTreeMap<String, u64> {
             requests::flood(env, workers, body().into_iter().map(Into::into).collect()).await
         }
         AttackKind::Connections { count, behaviour } => connections::hold(env, count, behaviour).await,
+        AttackKind::Pictures => pictures::fetch_all(env).await,
         AttackKind::Mcp(_) => {
             let body = json!({"model": CALL_HOSTILE, "strata_mcp": true, "stream": false,
                 "messages": [{"role": "user", "content": "call the tool"}]});

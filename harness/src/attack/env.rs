@@ -2,6 +2,7 @@
 //! attacked servers are given. Apart from the catalogue so that the senders (`requests`,
 //! `connections`) and the catalogue that calls them do not need each other's types.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The API key every attacked server is given (the attacks send it: they are authenticated clients).
@@ -14,4 +15,6 @@ pub struct AttackEnv {
     pub base: String,
     /// How long.
     pub duration: Duration,
+    /// The server's picture cache folder, `<config-stem>.tool-media/` beside its configuration (SPEC 8.3).
+    pub media_folder: PathBuf,
 }

@@ -18,7 +18,11 @@ pub fn header() -> String {
 /// One attack's line (and its failures below it).
 pub fn line(result: &AttackResult) -> String {
     let peak = result.peak_rss_mib.map_or("?".into(), |p| format!("{p} MiB"));
-    let answers: Vec<String> = result.answers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let mut answers: Vec<String> = result.answers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    if let (Some(bound), Some(ready), Some(peak)) = (result.growth_bound_mib, result.ready_rss_mib, result.peak_rss_mib)
+    {
+        answers.insert(0, format!("grew {} MiB from {ready} (bound {bound})", peak.saturating_sub(ready)));
+    }
     let honest = &result.honest;
     let mut line = format!(
         "{:<24} {:>9} {:>9.1} ms {:>9.1} ms {:>5}/{:<3}  {:<8} {}",
@@ -62,6 +66,14 @@ pub fn summary(results: &[AttackResult], vision: &[VisionResult]) -> String {
         "bounds: server peak RSS <= {PEAK_RSS_MIB} MiB, honest /health p99 <= {HEALTH_P99_MS} ms, every honest \
          turn completes, nothing outlives the server"
     );
+    for result in results {
+        if let Some(bound) = result.growth_bound_mib {
+            let _ = write!(text, "; {}: RSS growth over ready <= {bound} MiB", result.id);
+        }
+        if let Some(answer) = &result.every_answer {
+            let _ = write!(text, ", every answer {answer}");
+        }
+    }
     if !vision.is_empty() {
         let _ = write!(text, "; vision-mcp refuses every picture growing <= {VISION_GROWTH_MIB} MiB");
     }

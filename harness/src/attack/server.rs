@@ -1,5 +1,6 @@
 //! The server under attack: a fresh process per attack, started from the command template with the
-//! attack's configuration, its peak RSS read from /proc (VmHWM) when the attack is over.
+//! attack's configuration, its RSS when ready (VmRSS) and its peak when the attack is over (VmHWM), read
+//! from /proc.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,7 +13,7 @@ pub struct UnderAttack {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     child: tokio::process::Child,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl UnderAttack {
@@ -35,14 +36,28 @@ impl UnderAttack {
             .map_err(|source| ServerError::Spawn { program: program.clone(), source })?;
         let base = format!("http://127.0.0.1:{port}");
         wait_for_health(&Http::new(&base, None), &mut child).await?;
-        Ok(Self { base, child, _dir: dir })
+        Ok(Self { base, child, dir })
+    }
+
+    /// Its cache folder: `attack.tool-media/` beside its configuration `attack.json` (SPEC 8.3).
+    pub fn media_folder(&self) -> std::path::PathBuf {
+        self.dir.path().join("attack.tool-media")
     }
 
     /// Its peak resident memory so far, in MiB.
     pub fn peak_rss_mib(&self) -> Option<u64> {
+        self.memory_mib("VmHWM:")
+    }
+
+    /// Its resident memory now, in MiB.
+    pub fn rss_mib(&self) -> Option<u64> {
+        self.memory_mib("VmRSS:")
+    }
+
+    /// A `/proc/PID/status` figure given in kB, in MiB (rounded up).
+    fn memory_mib(&self, field: &str) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
-        let kib: u64 =
-            status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.split_whitespace().next()?.parse().ok()?;
+        let kib: u64 = status.lines().find_map(|l| l.strip_prefix(field))?.split_whitespace().next()?.parse().ok()?;
         Some(kib.div_ceil(1024))
     }
 
