@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # The mutation score of the reference server against the conformance suite: cargo-mutants changes the
-# reference server's code (the modules of SPEC §2 and §7–§12), and every change should make some
-# mediacheck case fail. Each mutant is judged by a prebuilt mediacheck built WITHOUT the reference
-# server inside (--no-default-features), so a mutation can never reach the verdicts; the judge runs
-# every case but the page cases against the mutated binary with --fail-fast
-# (reference-server/tests/mediacheck.rs), so a caught mutant costs only the cases up to its first failure.
+# reference server's code — every module of reference-server/src but vision/torch.rs (behind the
+# `torch` feature; reference-server/tests/torch.rs judges it against the geometry backend) — and every
+# change should make some mediacheck case fail. Each mutant is judged by a prebuilt mediacheck built
+# WITHOUT the reference server inside (--no-default-features), so a mutation can never reach the
+# verdicts (reference-server/tests/mediacheck.rs): every case but the page cases against the mutated
+# binary with --fail-fast, then the process and restart cases, then the many-pictures attack — so a
+# caught mutant costs only the cases up to its first failure.
 #
 # Long — an incremental build and a run per mutant, 12–20 s each on 2 cores — so it is run on
-# demand, never by CI: a file or a shard at a time.
-#   ci/mutants.sh                          # every listed module: 517 mutants, about 2 hours
+# demand, never by CI: a file or a shard at a time, on as many machines as there are shards.
+#   ci/mutants.sh                          # every module: about 1,240 mutants, about 5 hours
 #   ci/mutants.sh --file reference-server/src/auth.rs   # one module (cargo-mutants options pass through)
-#   ci/mutants.sh --shard 1/8              # one eighth of them
+#   ci/mutants.sh --shard 1/8              # one eighth of them (cargo-mutants' --shard, k/n from 0)
 #   ci/mutants.sh --iterate                # again, only the mutants the last run did not catch
 #   ci/mutants.sh --with-equivalents       # test the mutants listed as equivalent too (see below)
+#   MEDIACHECK_BIN=/path/mediacheck ci/mutants.sh …    # a judge built before (not rebuilt; copied)
 # Prints the kill rate (caught / (caught + missed); unviable mutants do not count), per module and in
 # all, and the survivors, compared with ci/mutants-surviving.txt.
 #
@@ -28,18 +31,21 @@ MUTANTS_VERSION=27.1.0
 if [ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $MUTANTS_VERSION" ]; then
     cargo install cargo-mutants --version "$MUTANTS_VERSION" --locked
 fi
-cargo build --release --locked -p harness --no-default-features
 # The judge is a copy, so a rebuild of mediacheck during a long run cannot change it half-way.
+judge="${MEDIACHECK_BIN:-}"
+if [ -z "$judge" ]; then
+    cargo build --release --locked -p harness --no-default-features
+    judge=target/release/mediacheck
+fi
 mkdir -p target/mutants-judge
-cp target/release/mediacheck target/mutants-judge/mediacheck
+cp "$judge" target/mutants-judge/mediacheck.new && mv target/mutants-judge/mediacheck.new target/mutants-judge/mediacheck
 export MEDIACHECK_BIN="$PWD/target/mutants-judge/mediacheck"
 
 files=()
 if ! printf '%s\n' "$@" | grep -q -- '^--file'; then
-    for f in auth.rs api_key.rs routes/media.rs media/name.rs media/parts.rs media/cache.rs media/format.rs \
-             lift.rs vision/geometry.rs chat/prepare.rs mcp/naming.rs result_text.rs; do
-        files+=(--file "reference-server/src/$f")
-    done
+    while IFS= read -r f; do
+        files+=(--file "$f")
+    done < <(find reference-server/src -name '*.rs' ! -path reference-server/src/vision/torch.rs | sort)
 fi
 out=target/mutants
 # Every mutant of the chosen files, named as cargo-mutants names them: what the summary counts against.
