@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fixtures::mcp_server::FixtureLog;
+use fixtures::mcp_server::{FixtureLog, Stage};
 use tokio::sync::Mutex;
 
 use crate::check::CheckError;
@@ -21,6 +21,8 @@ pub struct Ctx {
     pub config_path: Option<PathBuf>,
     /// What the harness's fixture MCP server saw, when the scenario has one.
     pub fixture_log: Option<FixtureLog>,
+    /// What the fixture MCP server's `staged` tool returns, when the scenario has one.
+    pub fixture_stage: Option<Stage>,
     pub(crate) instance: Option<Arc<Mutex<Instance>>>,
     pub(crate) target: Target,
 }
@@ -69,6 +71,11 @@ impl Ctx {
     /// The fixture MCP server's log.
     pub fn fixture(&self) -> Result<&FixtureLog, CheckError> {
         self.fixture_log.as_ref().ok_or_else(|| CheckError::NotRun("the scenario has no fixture MCP server".into()))
+    }
+
+    /// The fixture MCP server's stage: what its `staged` tool returns next.
+    pub fn stage(&self) -> Result<&Stage, CheckError> {
+        self.fixture_stage.as_ref().ok_or_else(|| CheckError::NotRun("the scenario has no fixture MCP server".into()))
     }
 
     /// Stops the server and starts it again on the same configuration folder; returns the new client.

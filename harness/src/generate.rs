@@ -5,6 +5,7 @@
 //! that still fails and reported with the model's expectation and the server's answer.
 
 pub mod lifting;
+pub mod results;
 
 use std::sync::OnceLock;
 
@@ -12,6 +13,9 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
 use crate::case::{CheckError, CheckResult};
+
+/// The chat route every generated request is posted to.
+const CHAT: &str = "/v1/chat/completions";
 
 /// Generated requests per generated case when `--gen-budget` is not given.
 pub const DEFAULT_BUDGET: u32 = 48;

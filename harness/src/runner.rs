@@ -139,6 +139,7 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
             http: Http::new("http://127.0.0.1:1", None),
             config_path: None,
             fixture_log: None,
+            fixture_stage: None,
             instance: None,
             target: target.clone(),
         };
@@ -159,7 +160,12 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
         }
     };
     let restartable = !matches!(target, Target::Url { .. });
-    let ctx_base = (instance.http.clone(), instance.config_path.clone(), instance.fixture_log.clone());
+    let ctx_base = (
+        instance.http.clone(),
+        instance.config_path.clone(),
+        instance.fixture_log.clone(),
+        instance.fixture_stage.clone(),
+    );
     let shared = Arc::new(Mutex::new(instance));
     let mut verdicts: Vec<Verdict> = Vec::new();
     for case in cases {
@@ -175,6 +181,7 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
             http,
             config_path: ctx_base.1.clone(),
             fixture_log: ctx_base.2.clone(),
+            fixture_stage: ctx_base.3.clone(),
             instance: restartable.then(|| Arc::clone(&shared)),
             target: target.clone(),
         };

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use fixtures::http::{HttpFixture, serve_http};
-use fixtures::mcp_server::{FixtureLog, FixtureOptions};
+use fixtures::mcp_server::{FixtureLog, FixtureOptions, Stage};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 
 use crate::http::Http;
@@ -46,6 +46,8 @@ pub struct Instance {
     pub config_path: Option<PathBuf>,
     /// What the harness's fixture MCP server saw.
     pub fixture_log: Option<FixtureLog>,
+    /// What its `staged` tool returns.
+    pub fixture_stage: Option<Stage>,
     setup: Setup,
     server: Server,
     _fixture: Option<HttpFixture>,
@@ -193,6 +195,7 @@ impl Target {
                 http,
                 config_path: None,
                 fixture_log: None,
+                fixture_stage: None,
                 setup,
                 server: Server::Foreign,
                 _fixture: None,
@@ -201,9 +204,10 @@ impl Target {
         }
         let dir = tempfile::tempdir().map_err(|e| StartError::Failed(format!("no temp folder: {e}")))?;
         let mut config = setup.config.clone();
-        let (fixture, fixture_log) = if setup.fixture {
+        let (fixture, fixture_log, fixture_stage) = if setup.fixture {
             let log = FixtureLog::default();
-            let options = FixtureOptions { log: log.clone(), ..FixtureOptions::default() };
+            let stage = Stage::default();
+            let options = FixtureOptions { log: log.clone(), stage: stage.clone(), ..FixtureOptions::default() };
             let fixture =
                 serve_http(options, 0, None).await.map_err(|e| StartError::Failed(format!("fixture: {e}")))?;
             // Beside any servers the scenario configures itself.
@@ -211,9 +215,9 @@ impl Target {
                 config["mcp_servers"] = serde_json::json!({});
             }
             config["mcp_servers"][FIXTURE_SERVER] = serde_json::json!({"url": fixture.url});
-            (Some(fixture), Some(log))
+            (Some(fixture), Some(log), Some(stage))
         } else {
-            (None, None)
+            (None, None, None)
         };
         let path = dir.path().join(format!("{}.json", scenario.name));
         std::fs::write(&path, config.to_string()).map_err(|e| StartError::Failed(e.to_string()))?;
@@ -225,6 +229,7 @@ impl Target {
             http: Http::new("http://127.0.0.1:1", setup.api_key.clone()),
             config_path: Some(path),
             fixture_log,
+            fixture_stage,
             setup,
             server: Server::Stopped,
             _fixture: fixture,
@@ -347,6 +352,12 @@ impl Instance {
                 let mut child = spawn_server(template, &path, port, &self.setup.scripts, Stdio::null(), &[])?;
                 let http = Http::new(&format!("http://127.0.0.1:{port}"), self.setup.api_key.clone());
                 wait_for_health(&http, &mut child).await?;
+                // Nothing reads a scenario server's log, but it must be drained: a server that logs
+                // every request would otherwise block on the full pipe (64 KiB: the reference's INFO
+                // line per tool call filled it after 255 calls) and stop answering.
+                if let Some(mut stderr) = child.stderr.take() {
+                    tokio::spawn(async move { tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await });
+                }
                 self.http = http;
                 self.server = Server::Spawned(child);
             }

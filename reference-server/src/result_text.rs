@@ -11,7 +11,8 @@ pub fn block_text(block: &ContentBlock) -> String {
         ContentBlock::Resource(embedded) => match &embedded.resource {
             ResourceContents::TextResourceContents { text, .. } => text.clone(),
             ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
-                format!("[resource {uri} ({}), not shown]", mime_type.as_deref().unwrap_or("binary"))
+                let mime = mime_type.as_deref().filter(|mime| !mime.is_empty()).unwrap_or("binary");
+                format!("[resource {uri} ({mime}), not shown]")
             }
             other => serde_json::to_string(other).unwrap_or_default(),
         },
@@ -114,6 +115,17 @@ mod tests {
             text,
             "hello\n[image (image/png, 1,528,614 bytes): not shown to the model]\ninside\n[resource file:///b (binary), not shown]\n[resource link: c file:///c]"
         );
+    }
+
+    #[test]
+    fn a_blob_with_an_empty_mime_is_binary() {
+        let blob = ContentBlock::resource(ResourceContents::BlobResourceContents {
+            uri: "file:///b".into(),
+            mime_type: Some(String::new()),
+            blob: "AAAA".into(),
+            meta: None,
+        });
+        assert_eq!(block_text(&blob), "[resource file:///b (binary), not shown]");
     }
 
     #[test]

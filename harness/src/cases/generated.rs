@@ -4,31 +4,104 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{lifting, property};
-use crate::scenario::BASIC;
+use crate::generate::{lifting, property, results};
+use crate::scenario::{BASIC, Scenario, Setup, own};
+use serde_json::json;
+
+/// The fixture's `staged` tool called once a request, `max_result_chars` small enough to be met often.
+fn staged_results(image_results: bool) -> Setup {
+    Setup::mcp(Some(image_results))
+        .set("mcp", "max_result_chars", json!(results::CAP))
+        .set("engine", "restart_per_request", json!(true))
+        .scripts(vec![super::common::call("staged", &[]), super::common::answer("ok")])
+}
+const RESULTS: Scenario = own("generated-results", || staged_results(true));
+const RESULTS_OFF: Scenario = own("generated-results-off", || staged_results(false));
 
 pub fn cases() -> Vec<Case> {
-    vec![case!(
-        "gen.lifting-model",
-        "11.2",
-        Must,
-        BASIC,
-        "generated conversations (every role; strings and text parts; PNG, JPEG, WebP and GIF pictures of 700 to 1,100 bytes with and without data: prefixes, padding kept, dropped or wrong, last groups of 2 or 3 ending on digits; base64 that is no picture; short runs; more than 8 pictures a message; non-ASCII text against the runs) add exactly the prompt tokens of the 11.1-11.5 model's text",
-        lifting_model,
-        [
-            "lift-swallows-non-ascii",
-            "lift-digit-end-refused",
-            "lift-first-text-part-only",
-            "lift-anything",
-            "lift-users",
-            "lift-note",
-            "lift-keeps-base64",
-            "lift-cap-off-by-one",
-            "lift-short-runs",
-            "lift-partial-padding",
-            "lift-per-part"
-        ]
-    )]
+    vec![
+        case!(
+            "gen.lifting-model",
+            "11.2",
+            Must,
+            BASIC,
+            "generated conversations (every role; strings and text parts; PNG, JPEG, WebP and GIF pictures of 700 to 1,100 bytes with and without data: prefixes, padding kept, dropped or wrong, last groups of 2 or 3 ending on digits; base64 that is no picture; short runs; more than 8 pictures a message; non-ASCII text against the runs) add exactly the prompt tokens of the 11.1-11.5 model's text",
+            lifting_model,
+            [
+                "lift-swallows-non-ascii",
+                "lift-digit-end-refused",
+                "lift-first-text-part-only",
+                "lift-anything",
+                "lift-users",
+                "lift-note",
+                "lift-keeps-base64",
+                "lift-cap-off-by-one",
+                "lift-short-runs",
+                "lift-partial-padding",
+                "lift-per-part"
+            ]
+        ),
+        case!(
+            "gen.result-event-model",
+            "7.1",
+            Must,
+            RESULTS,
+            "generated tool results (text with non-ASCII, astral characters and runs of spaces; PNG, JPEG, WebP, GIF, BMP, SVG, corrupt, no-picture and not-base64 data in image blocks and resource blobs, labelled rightly, wrongly or not at all; text resources, links, audio; errors; past the cap) give the result event the 7.1-7.3 and 8.2-8.6 model says (text, chars, truncated, ok, media), and each announced picture is in the cache folder",
+            result_event_model,
+            [
+                "blob-mime-empty",
+                "link-spaces-squeezed",
+                "placeholder-text",
+                "no-truncation-note",
+                "result-cap-counts-bytes",
+                "result-cap-off-by-one",
+                "errors-fail-request",
+                "event-shape",
+                "blob-label-ignored",
+                "mime-decides",
+                "gif-and-bmp-shown",
+                "jpeg-webp-refused",
+                "candidates-take-slots",
+                "picture-cap-off-by-one",
+                "no-picture-cap",
+                "media-shape",
+                "base64-in-events",
+                "wrong-hash"
+            ]
+        ),
+        case!(
+            "gen.result-text-model-feature-off",
+            "7.4",
+            Must,
+            RESULTS_OFF,
+            "the same generated results with mcp.image_results false give exactly the 7.1-7.3 event, no media",
+            result_text_model_feature_off,
+            [
+                "feature-off-leaks",
+                "blob-mime-empty",
+                "link-spaces-squeezed",
+                "result-cap-counts-bytes",
+                "errors-fail-request"
+            ]
+        ),
+    ]
+}
+
+async fn result_event_model(ctx: Ctx) -> CheckResult {
+    result_model(ctx, true).await
+}
+
+async fn result_text_model_feature_off(ctx: Ctx) -> CheckResult {
+    result_model(ctx, false).await
+}
+
+async fn result_model(ctx: Ctx, image_results: bool) -> CheckResult {
+    let (http, stage, cache) = (ctx.http.clone(), ctx.stage()?.clone(), ctx.cache_dir()?);
+    let salt = if image_results { "results" } else { "results-off" };
+    property(salt, results::results(), results::describe, move |result| {
+        results::check(http.clone(), stage.clone(), cache.clone(), image_results, result)
+    })
+    .await
 }
 
 async fn lifting_model(ctx: Ctx) -> CheckResult {

@@ -19,10 +19,10 @@ use fixtures::images::{PictureFormat, picture};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+use super::CHAT;
 use crate::http::Http;
 
 /// The chat route (4.1).
-const CHAT: &str = "/v1/chat/completions";
 /// Pictures lifted from one message at most (11.4).
 const PER_MESSAGE: usize = 8;
 /// The shortest run that is read (11.2).

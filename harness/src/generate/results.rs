@@ -1,0 +1,529 @@
+//! Generated tool results and a model of what SPEC §7 and §8 say the `result` event must be.
+//!
+//! A result is a list of blocks from the whole space MCP allows — text (ASCII, non-ASCII, astral,
+//! newlines, runs of spaces), image blocks of PNG, JPEG, WebP, GIF, BMP, SVG, corrupt PNG, bytes that are
+//! no picture and base64 that does not decode, each labelled rightly or wrongly; resource blobs with an
+//! `image/*`, another or no mime; text resources; resource links; audio — or an `isError` result. The
+//! fixture MCP server's `staged` tool returns it, and the model predicts, from SPEC alone:
+//! - 7.1–7.3: `ok`, `text` (each block's text joined by `\n`, the error form, the cap and its note),
+//!   `chars` and `truncated`;
+//! - 8.2, 8.4–8.6: `media` — the candidates (image blocks, `image/*` blobs) that decode to PNG, JPEG or
+//!   WebP with a readable header, the first 4 of them, in block order, with their hash name, mime,
+//!   size and dimensions; no `media` key when there is none (and never for an error);
+//! - 8.3: each announced picture's file is in the cache folder with its bytes.
+
+use std::path::Path;
+
+use base64::Engine as _;
+use fixtures::images::{self, PictureFormat};
+use proptest::prelude::*;
+use rmcp::model::{AudioContent, CallToolResult, ContentBlock, Resource, ResourceContents};
+use serde_json::{Map, Value, json};
+
+use super::CHAT;
+use crate::http::Http;
+use crate::sse::EventStream;
+
+/// `mcp.max_result_chars` in the generated cases' scenario: small, so the cap is met often.
+pub const CAP: usize = 300;
+/// Pictures cached per result at most (8.4's default).
+const PICTURES_PER_RESULT: usize = 4;
+
+/// What a candidate picture's data holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// A raster picture of this format and size.
+    Raster {
+        /// Its format.
+        format: PictureFormat,
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+        /// Its pixels' seed.
+        seed: u32,
+    },
+    /// An SVG (never cached).
+    Svg,
+    /// A PNG signature followed by bytes that are not a PNG.
+    Corrupt,
+    /// Bytes that are no picture format.
+    Noise(usize),
+    /// Characters that are not base64.
+    NotBase64,
+}
+
+impl Data {
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Data::Raster { format, width, height, seed } => images::picture(*format, *width, *height, *seed),
+            Data::Svg => images::SVG.as_bytes().to_vec(),
+            Data::Corrupt => images::corrupt_png(),
+            Data::Noise(len) => (0..*len).map(|i| b"no picture here "[i % 16]).collect(),
+            Data::NotBase64 => Vec::new(),
+        }
+    }
+
+    /// The base64 a tool sends.
+    fn base64(&self) -> String {
+        match self {
+            Data::NotBase64 => "this is not base64!".into(),
+            other => base64::engine::general_purpose::STANDARD.encode(other.bytes()),
+        }
+    }
+}
+
+/// One content block.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A text block.
+    Text(String),
+    /// An image block labelled `mime`.
+    Image {
+        /// What its data holds.
+        data: Data,
+        /// Its label.
+        mime: String,
+    },
+    /// An embedded resource with a blob.
+    Blob {
+        /// What the blob holds.
+        data: Data,
+        /// Its label, if any.
+        mime: Option<String>,
+        /// Its URI.
+        uri: String,
+    },
+    /// An embedded resource with text.
+    TextResource {
+        /// The text.
+        text: String,
+        /// Its URI.
+        uri: String,
+    },
+    /// A resource link.
+    Link {
+        /// Its name.
+        name: String,
+        /// Its URI.
+        uri: String,
+    },
+    /// An audio block of `len` zero bytes.
+    Audio {
+        /// Its label.
+        mime: String,
+        /// Its decoded length.
+        len: usize,
+    },
+}
+
+/// A generated tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedResult {
+    /// Its content blocks.
+    pub blocks: Vec<Block>,
+    /// `isError`.
+    pub is_error: bool,
+}
+
+// --- Strategies -------------------------------------------------------------------------------------
+
+/// Text from pieces a result can hold: words, non-ASCII and astral characters, newlines, runs of
+/// spaces; now and then long enough to pass the cap.
+fn text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => "[a-z]{1,8}".prop_map(|w| w),
+        1 => Just("é".to_string()),
+        1 => Just("日本語".to_string()),
+        1 => Just("😀".to_string()),
+        1 => Just("𝔸".to_string()),
+        1 => Just("\n".to_string()),
+        2 => Just(" ".to_string()),
+        1 => Just("  ".to_string()),
+        1 => Just("ÿ".repeat(97)),
+        1 => Just("x".repeat(240)),
+    ];
+    prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
+}
+
+fn data() -> impl Strategy<Value = Data> {
+    let raster = (
+        prop_oneof![
+            Just(PictureFormat::Png),
+            Just(PictureFormat::Jpeg),
+            Just(PictureFormat::Webp),
+            Just(PictureFormat::Gif),
+            Just(PictureFormat::Bmp)
+        ],
+        1u32..40,
+        1u32..40,
+        any::<u32>(),
+    )
+        .prop_map(|(format, width, height, seed)| Data::Raster { format, width, height, seed });
+    prop_oneof![
+        8 => raster,
+        1 => Just(Data::Svg),
+        1 => Just(Data::Corrupt),
+        1 => (1usize..64).prop_map(Data::Noise),
+        1 => Just(Data::NotBase64),
+    ]
+}
+
+/// A mime label: the right ones, wrong ones, an empty one.
+fn mime() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("image/png"),
+        Just("image/jpeg"),
+        Just("image/webp"),
+        Just("image/gif"),
+        Just("image/svg+xml"),
+        Just("application/octet-stream"),
+        Just(""),
+    ]
+    .prop_map(String::from)
+}
+
+fn uri() -> impl Strategy<Value = String> {
+    prop_oneof!["file:///[a-z]{1,6}\\.png", "https://example\\.com/[a-z]{1,6}", "fixture://é/[0-9]{1,3}"]
+}
+
+fn block() -> impl Strategy<Value = Block> {
+    prop_oneof![
+        4 => text().prop_map(Block::Text),
+        5 => (data(), mime()).prop_map(|(data, mime)| Block::Image { data, mime }),
+        2 => (data(), prop::option::of(mime()), uri()).prop_map(|(data, mime, uri)| Block::Blob { data, mime, uri }),
+        1 => (text(), uri()).prop_map(|(text, uri)| Block::TextResource { text, uri }),
+        1 => ("[a-z ]{0,6}( {2,3}[a-zé]{0,3})?", uri()).prop_map(|(name, uri)| Block::Link { name, uri }),
+        1 => (prop_oneof![Just("audio/wav"), Just("")], 0usize..300)
+            .prop_map(|(mime, len)| Block::Audio { mime: mime.into(), len }),
+    ]
+}
+
+/// A PNG, JPEG or WebP picture in an image block (the kind that is cached), or any other block.
+fn crowded_block() -> impl Strategy<Value = Block> {
+    let cached = (
+        prop_oneof![Just(PictureFormat::Png), Just(PictureFormat::Jpeg), Just(PictureFormat::Webp)],
+        1u32..24,
+        1u32..24,
+        any::<u32>(),
+        mime(),
+    )
+        .prop_map(|(format, width, height, seed, mime)| Block::Image {
+            data: Data::Raster { format, width, height, seed },
+            mime,
+        });
+    prop_oneof![3 => cached, 1 => block()]
+}
+
+/// Results of 0 to 9 blocks, and one in four crowded with 3 to 8 pictures that are cached (so the
+/// 4-picture cap is met often); a tenth of them errors.
+pub fn results() -> impl Strategy<Value = GeneratedResult> {
+    let blocks = prop_oneof![
+        3 => prop::collection::vec(block(), 0..10),
+        1 => prop::collection::vec(crowded_block(), 3..9),
+    ];
+    (blocks, prop::bool::weighted(0.1)).prop_map(|(blocks, is_error)| GeneratedResult { blocks, is_error })
+}
+
+// --- What the fixture returns -----------------------------------------------------------------------
+
+impl GeneratedResult {
+    /// The result as the MCP server sends it.
+    pub fn to_mcp(&self) -> CallToolResult {
+        let content = self
+            .blocks
+            .iter()
+            .map(|block| match block {
+                Block::Text(text) => ContentBlock::text(text.clone()),
+                Block::Image { data, mime } => ContentBlock::image(data.base64(), mime.clone()),
+                Block::Blob { data, mime, uri } => ContentBlock::resource(ResourceContents::BlobResourceContents {
+                    uri: uri.clone(),
+                    mime_type: mime.clone(),
+                    blob: data.base64(),
+                    meta: None,
+                }),
+                Block::TextResource { text, uri } => {
+                    ContentBlock::resource(ResourceContents::text(text.clone(), uri.clone()))
+                }
+                Block::Link { name, uri } => ContentBlock::resource_link(Resource::new(uri.clone(), name.clone())),
+                Block::Audio { mime, len } => {
+                    let data = base64::engine::general_purpose::STANDARD.encode(vec![0u8; *len]);
+                    ContentBlock::Audio(AudioContent::new(data, mime.clone()))
+                }
+            })
+            .collect();
+        if self.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+    }
+}
+
+// --- The model --------------------------------------------------------------------------------------
+
+/// `1234567` → `1,234,567` (SPEC 7.1, 7.3).
+fn thousands(n: usize) -> String {
+    images::with_commas(n)
+}
+
+/// Every `"  "` written as `" "`, left to right, once (three spaces become two): Strata's
+/// `str.replace("  ", " ")` on a resource link's text (SPEC 7.1).
+fn collapse_double_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("  ") {
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A block's 7.1 text.
+fn block_text(block: &Block) -> String {
+    let placeholder = |kind: &str, mime: &str, base64_len: usize| {
+        let mime = if mime.is_empty() { "?" } else { mime };
+        format!("[{kind} ({mime}, {} bytes): not shown to the model]", thousands(base64_len * 3 / 4))
+    };
+    match block {
+        Block::Text(text) | Block::TextResource { text, .. } => text.clone(),
+        Block::Blob { mime, uri, .. } => {
+            let mime = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("binary");
+            format!("[resource {uri} ({mime}), not shown]")
+        }
+        Block::Link { name, uri } => collapse_double_spaces(&format!("[resource link: {name} {uri}]")),
+        Block::Image { data, mime } => placeholder("image", mime, data.base64().len()),
+        Block::Audio { mime, len } => {
+            placeholder("audio", mime, base64::engine::general_purpose::STANDARD.encode(vec![0u8; *len]).len())
+        }
+    }
+}
+
+/// A cached picture, as its media entry says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    /// `<sha256>.<png|jpg|webp>`.
+    pub name: String,
+    /// Its mime by its bytes.
+    pub mime: &'static str,
+    /// The decoded picture.
+    pub bytes: Vec<u8>,
+    /// Its width.
+    pub width: u32,
+    /// Its height.
+    pub height: u32,
+}
+
+/// The picture a candidate holds, if it is one that is cached (8.2, 8.5): PNG, JPEG or WebP by its
+/// bytes, whatever its label.
+fn cacheable(data: &Data) -> Option<Expected> {
+    let Data::Raster { format, width, height, .. } = data else { return None };
+    let (mime, extension) = match format {
+        PictureFormat::Png => ("image/png", "png"),
+        PictureFormat::Jpeg => ("image/jpeg", "jpg"),
+        PictureFormat::Webp => ("image/webp", "webp"),
+        _ => return None,
+    };
+    let bytes = data.bytes();
+    let name = format!("{}.{extension}", images::sha256_hex(&bytes));
+    Some(Expected { name, mime, bytes, width: *width, height: *height })
+}
+
+/// What the model says the `result` event holds (without `id` and `ms`), and the pictures cached:
+/// none with `mcp.image_results` off, where the event is 7.1–7.3's alone (7.4).
+pub fn expected(result: &GeneratedResult, image_results: bool) -> (Value, Vec<Expected>) {
+    let joined = result.blocks.iter().map(block_text).collect::<Vec<_>>().join("\n");
+    let text = match (result.is_error, joined.is_empty()) {
+        (true, true) => "error: the tool reported an error".to_string(),
+        (true, false) => format!("error: {joined}"),
+        (false, _) => joined,
+    };
+    let chars = text.chars().count();
+    let truncated = chars > CAP;
+    let shown = if truncated {
+        let kept: String = text.chars().take(CAP).collect();
+        format!(
+            "{kept}\n\n[... truncated: the tool returned {} characters; only the first {} are shown]",
+            thousands(chars),
+            thousands(CAP)
+        )
+    } else {
+        text
+    };
+    let pictures: Vec<Expected> = if result.is_error || !image_results {
+        Vec::new()
+    } else {
+        result
+            .blocks
+            .iter()
+            .filter_map(|block| match block {
+                Block::Image { data, .. } => cacheable(data),
+                Block::Blob { data, mime: Some(mime), .. } if mime.starts_with("image/") => cacheable(data),
+                _ => None,
+            })
+            .take(PICTURES_PER_RESULT)
+            .collect()
+    };
+    let mut event =
+        json!({"event": "result", "ok": !result.is_error, "text": shown, "chars": chars, "truncated": truncated});
+    if !pictures.is_empty() {
+        event["media"] = pictures
+            .iter()
+            .map(|p| {
+                json!({"ref": format!("strata-tool-media:{}", p.name), "url": format!("/tool-media/{}", p.name),
+                       "mime": p.mime, "bytes": p.bytes.len(), "width": p.width, "height": p.height})
+            })
+            .collect();
+    }
+    (event, pictures)
+}
+
+// --- The check --------------------------------------------------------------------------------------
+
+/// Stages `result`, runs one tool turn that calls it, and compares the `result` event and the cache
+/// folder with the model.
+pub async fn check(
+    http: Http,
+    stage: fixtures::mcp_server::Stage,
+    cache: std::path::PathBuf,
+    image_results: bool,
+    result: GeneratedResult,
+) -> Result<(), String> {
+    stage.set(result.to_mcp());
+    let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true});
+    // Not kept in the case's transcript: a failure reports the shrunk result instead.
+    let reply = http.fresh().post_json(CHAT, &body).send().await.map_err(|e| e.to_string())?;
+    if reply.status != 200 {
+        return Err(format!("status {}: {}", reply.status, String::from_utf8_lossy(&reply.body)));
+    }
+    let events = EventStream::parse(&reply.text()).mcp_events();
+    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
+    let [event] = results.as_slice() else {
+        return Err(format!("{} result events, not 1: {events:?}", results.len()));
+    };
+    let (wanted, pictures) = expected(&result, image_results);
+    let mut got: Map<String, Value> = event.as_object().cloned().unwrap_or_default();
+    for volatile in ["id", "ms"] {
+        if got.remove(volatile).is_none() {
+            return Err(format!("the result event has no `{volatile}`: {event}"));
+        }
+    }
+    let got = Value::Object(got);
+    if got != wanted {
+        return Err(format!("the result event differs from the model's\n model: {wanted}\nserver: {got}"));
+    }
+    files_are_there(&cache, &pictures)
+}
+
+/// Every announced picture is a file in the cache folder holding its bytes (8.3).
+fn files_are_there(cache: &Path, pictures: &[Expected]) -> Result<(), String> {
+    for picture in pictures {
+        let path = cache.join(&picture.name);
+        match std::fs::read(&path) {
+            Ok(bytes) if bytes == picture.bytes => {}
+            Ok(bytes) => return Err(format!("{} holds {} bytes that are not the picture", picture.name, bytes.len())),
+            Err(e) => return Err(format!("{} is not in the cache folder: {e}", picture.name)),
+        }
+    }
+    Ok(())
+}
+
+/// A result as a reader wants it: one line a block (the model's event is in the failure itself).
+pub fn describe(result: &GeneratedResult) -> String {
+    let data = |data: &Data| match data {
+        Data::Raster { format, width, height, seed } => format!("{format:?} {width}×{height} (seed {seed})"),
+        other => format!("{other:?}"),
+    };
+    let mut lines = vec![format!("  isError: {}", result.is_error)];
+    for block in &result.blocks {
+        lines.push(match block {
+            Block::Text(text) => format!("  text {text:?}"),
+            Block::Image { data: d, mime } => format!("  image {} labelled {mime:?}", data(d)),
+            Block::Blob { data: d, mime, uri } => format!("  resource blob {uri} {} labelled {mime:?}", data(d)),
+            Block::TextResource { text, uri } => format!("  text resource {uri} {text:?}"),
+            Block::Link { name, uri } => format!("  resource link {name:?} {uri}"),
+            Block::Audio { mime, len } => format!("  audio of {len} bytes labelled {mime:?}"),
+        });
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(seed: u32) -> Data {
+        Data::Raster { format: PictureFormat::Png, width: 3, height: 2, seed }
+    }
+
+    #[test]
+    fn double_spaces_collapse_once_left_to_right() {
+        assert_eq!(collapse_double_spaces("a  b"), "a b");
+        assert_eq!(collapse_double_spaces("a   b"), "a  b");
+        assert_eq!(collapse_double_spaces("a    b"), "a  b");
+        assert_eq!(collapse_double_spaces("[resource link:  x]"), "[resource link: x]");
+    }
+
+    #[test]
+    fn every_block_kind_has_its_text() {
+        let result = GeneratedResult {
+            blocks: vec![
+                Block::Text("é😀".into()),
+                Block::Image { data: Data::NotBase64, mime: String::new() },
+                Block::Blob { data: Data::Svg, mime: Some(String::new()), uri: "file:///a".into() },
+                Block::Link { name: "n".into(), uri: "file:///b".into() },
+                Block::Audio { mime: "audio/wav".into(), len: 2_000 },
+            ],
+            is_error: false,
+        };
+        let (event, pictures) = expected(&result, true);
+        assert!(pictures.is_empty());
+        assert_eq!(
+            event["text"],
+            "é😀\n[image (?, 14 bytes): not shown to the model]\n[resource file:///a (binary), not shown]\n\
+             [resource link: n file:///b]\n[audio (audio/wav, 2,001 bytes): not shown to the model]"
+        );
+        assert!(event.get("media").is_none());
+    }
+
+    #[test]
+    fn only_the_first_four_rasters_are_cached_whatever_their_labels() {
+        let mut blocks = vec![
+            Block::Image { data: Data::Svg, mime: "image/svg+xml".into() },
+            Block::Image { data: Data::Corrupt, mime: "image/png".into() },
+            Block::Blob { data: png(1), mime: Some("application/octet-stream".into()), uri: "file:///x".into() },
+            Block::Image {
+                data: Data::Raster { format: PictureFormat::Gif, width: 2, height: 2, seed: 9 },
+                mime: "image/gif".into(),
+            },
+        ];
+        blocks.extend((2..7).map(|seed| Block::Image { data: png(seed), mime: "image/jpeg".into() }));
+        let (event, pictures) = expected(&GeneratedResult { blocks: blocks.clone(), is_error: false }, true);
+        assert_eq!(pictures.len(), 4);
+        assert_eq!(event["media"][0]["mime"], "image/png");
+        assert_eq!(pictures[3].bytes, png(5).bytes());
+        let (off, none_off) = expected(&GeneratedResult { blocks: blocks.clone(), is_error: false }, false);
+        assert!(none_off.is_empty() && off.get("media").is_none());
+        let (error, none) = expected(&GeneratedResult { blocks, is_error: true }, true);
+        assert!(none.is_empty() && error.get("media").is_none());
+        assert_eq!(error["ok"], false);
+    }
+
+    #[test]
+    fn the_cap_counts_characters_and_says_so() {
+        let (event, _) =
+            expected(&GeneratedResult { blocks: vec![Block::Text("é".repeat(CAP + 1))], is_error: false }, true);
+        assert_eq!(event["chars"], CAP + 1);
+        assert_eq!(event["truncated"], true);
+        assert_eq!(
+            event["text"],
+            format!(
+                "{}\n\n[... truncated: the tool returned 301 characters; only the first 300 are shown]",
+                "é".repeat(CAP)
+            )
+        );
+        let (event, _) =
+            expected(&GeneratedResult { blocks: vec![Block::Text("é".repeat(CAP))], is_error: false }, true);
+        assert_eq!(event["truncated"], false);
+        let (event, _) = expected(&GeneratedResult { blocks: vec![], is_error: true }, true);
+        assert_eq!(event["text"], "error: the tool reported an error");
+    }
+}
