@@ -40,6 +40,13 @@ const OWN_CALL: Scenario = own("own-tool-call", || Setup::plain().scripts(vec![O
 /// A call to the request's own tool and nothing else.
 const BARE_CALL: Scenario = own("bare-own-tool-call", || Setup::plain().scripts(vec![BARE_CALL_SCRIPT.into()]));
 
+/// A call to `lookup` whose `q` (a string in its schema) and `n` (an integer) both look like numbers.
+const TYPED_CALL: Scenario = own("own-tool-call-typed", || {
+    Setup::plain().scripts(vec![
+        "</think>\n\n<tool_call>\n<function=lookup>\n<parameter=q>\n42\n</parameter>\n<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>".into(),
+    ])
+});
+
 const OWN_CALL_SCRIPT: &str = "Weighing it.</think>\n\nCalling.\n\n<tool_call>\n<function=lookup>\n<parameter=q>\ncats\n</parameter>\n</function>\n</tool_call>";
 const BARE_CALL_SCRIPT: &str =
     "</think>\n\n<tool_call>\n<function=lookup>\n<parameter=q>\ncats\n</parameter>\n</function>\n</tool_call>";
@@ -99,6 +106,24 @@ pub fn cases() -> Vec<Case> {
             "messages must be a non-empty list; every role is taken; max_tokens and max_completion_tokens cap the answer and 0, -1 or unset mean the rest of the context; unknown fields are ignored",
             body_fields,
             ["max-completion-tokens-ignored"]
+        ),
+        case!(
+            "chat.max-tokens-other-values-refused",
+            "4.1",
+            Must,
+            BASIC,
+            "max_tokens and max_completion_tokens of -2, -1000, 1.5, 10.0, 1e3, \"10\", true, [3] or {} are each 400 invalid_request_error; null is the rest of the context; with both present, max_tokens decides (2 and 5, 5 and 2)",
+            max_tokens_other_values,
+            ["max-tokens-lenient", "max-completion-tokens-wins"]
+        ),
+        case!(
+            "chat.own-tool-arguments-by-its-schema",
+            "4.12",
+            Must,
+            TYPED_CALL,
+            "an own tool call's arguments are read by that tool's schema in the request, not another tool's: q (a string) stays \"42\", n (an integer) becomes 7",
+            own_arguments_by_schema,
+            ["own-arguments-untyped"]
         ),
         case!(
             "chat.whole-answer.exact-shape",
@@ -254,6 +279,52 @@ async fn disconnect_cancels(ctx: Ctx) -> CheckResult {
     let (response, _) = read_until(&ctx.http, user("talk"), |seen| seen.contains("\"delta\":{\"content\":\"w")).await?;
     drop(response);
     status_until(&ctx.http, 5, |s| s["busy"] == false && s["requests"]["cancelled"].as_u64().unwrap_or(0) >= 1).await
+}
+
+async fn max_tokens_other_values(ctx: Ctx) -> CheckResult {
+    let messages = r#""messages": [{"role": "user", "content": "hi"}]"#;
+    for key in ["max_tokens", "max_completion_tokens"] {
+        for value in ["-2", "-1000", "1.5", "10.0", "1e3", "\"10\"", "true", "[3]", "{}"] {
+            let reply = super::common::post_chat_body(&ctx.http, format!("{{{messages}, \"{key}\": {value}}}")).await?;
+            expect_eq(&format!("status for {key} {value}"), 400, reply.status)?;
+            expect_eq(
+                &format!("type for {key} {value}"),
+                &json!("invalid_request_error"),
+                &reply.json()?["error"]["type"],
+            )?;
+        }
+        let answer = complete(&ctx.http, &json!({"messages": [{"role": "user", "content": "hi"}], key: null})).await?;
+        expect_eq(&format!("finish_reason with {key} null"), &json!("stop"), &answer["choices"][0]["finish_reason"])?;
+    }
+    for (max_tokens, max_completion_tokens) in [(2, 5), (5, 2)] {
+        let body = json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": max_tokens,
+            "max_completion_tokens": max_completion_tokens});
+        let answer = complete(&ctx.http, &body).await?;
+        expect_eq(
+            &format!(
+                "completion_tokens with max_tokens {max_tokens} and max_completion_tokens {max_completion_tokens}"
+            ),
+            &json!(max_tokens),
+            &answer["usage"]["completion_tokens"],
+        )?;
+    }
+    Ok(())
+}
+
+async fn own_arguments_by_schema(ctx: Ctx) -> CheckResult {
+    // The other tool's schema says the opposite, so reading the wrong one shows.
+    let tools = json!([
+        {"type": "function", "function": {"name": "other", "description": "Another tool.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "integer"}, "n": {"type": "string"}}}}},
+        {"type": "function", "function": {"name": "lookup", "description": "Looks a word up.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}}}},
+    ]);
+    let body =
+        complete(&ctx.http, &json!({"messages": [{"role": "user", "content": "look 42 up"}], "tools": tools})).await?;
+    let call = &body["choices"][0]["message"]["tool_calls"][0]["function"];
+    expect_eq("the call's name", &json!("lookup"), &call["name"])?;
+    let arguments: Value = serde_json::from_str(call["arguments"].as_str().unwrap_or("null")).unwrap_or_default();
+    expect_eq("the call's arguments, read by lookup's schema", &json!({"q": "42", "n": 7}), &arguments)
 }
 
 async fn whole_answer_shape(ctx: Ctx) -> CheckResult {

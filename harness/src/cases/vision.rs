@@ -56,9 +56,9 @@ pub fn cases() -> Vec<Case> {
             "4.2",
             Must,
             USER_PICTURES,
-            "a picture as image_url {url}, image_url as a string, input_image and Anthropic image (base64 source) each takes its image tokens; a string and a list of one text part are the same prompt",
+            "a picture as image_url {url}, image_url as a string, input_image and Anthropic image (base64 or url source) each takes its image tokens; a string and a list of one text part are the same prompt",
             content_part_forms,
-            ["only-image-url-parts"]
+            ["only-image-url-parts", "anthropic-url-source-dropped"]
         ),
         case!(
             "vision.every-source-becomes-image-tokens",
@@ -452,6 +452,7 @@ async fn content_part_forms(ctx: Ctx) -> CheckResult {
             "Anthropic image",
             json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}),
         ),
+        ("Anthropic image with a url source", json!({"type": "image", "source": {"type": "url", "url": data_url}})),
     ];
     for (what, picture) in forms {
         let with =
