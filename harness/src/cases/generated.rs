@@ -17,6 +17,7 @@ fn staged_results(image_results: bool) -> Setup {
 }
 const RESULTS: Scenario = own("generated-results", || staged_results(true));
 const RESULTS_OFF: Scenario = own("generated-results-off", || staged_results(false));
+const RESULTS_VISION: Scenario = own("generated-results-vision", || staged_results(true).vision());
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -46,7 +47,7 @@ pub fn cases() -> Vec<Case> {
             "7.1",
             Must,
             RESULTS,
-            "generated tool results (text with non-ASCII, astral characters and runs of spaces; PNG, JPEG, WebP, GIF, BMP, SVG, corrupt, no-picture and not-base64 data in image blocks and resource blobs, labelled rightly, wrongly or not at all; text resources, links, audio; errors; past the cap) give the result event the 7.1-7.3 and 8.2-8.6 model says (text, chars, truncated, ok, media), and each announced picture is in the cache folder",
+            "generated tool results (text with non-ASCII, astral characters and runs of spaces; PNG, JPEG, WebP, GIF, BMP, SVG, corrupt, no-picture and not-base64 data in image blocks and resource blobs, labelled rightly, wrongly or not at all; text resources, links, audio; errors; past the cap) give the result event the 7.1-7.3 and 8.2-8.6 model says (text, chars, truncated, ok, media), each announced picture is in the cache folder, and the next pass's prompt grows by exactly the text's bytes (6.5, 8.8 without an encoder)",
             result_event_model,
             [
                 "blob-mime-empty",
@@ -70,11 +71,26 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
         case!(
+            "gen.tool-message-with-vision-model",
+            "8.8",
+            Must,
+            RESULTS_VISION,
+            "with a vision encoder, the same generated results give the event the model says, and the next pass's prompt grows by the model's tool message: the text with each cached picture left out, capped on the text alone (7.3), and each cached picture's 12.2 image tokens and two markers",
+            tool_message_with_vision_model,
+            [
+                "no-vision-pads",
+                "picture-cap-off-by-one",
+                "candidates-take-slots",
+                "result-cap-counts-bytes",
+                "no-truncation-note"
+            ]
+        ),
+        case!(
             "gen.result-text-model-feature-off",
             "7.4",
             Must,
             RESULTS_OFF,
-            "the same generated results with mcp.image_results false give exactly the 7.1-7.3 event, no media",
+            "the same generated results with mcp.image_results false give exactly the 7.1-7.3 event, no media, and the next pass's prompt grows by exactly the text's bytes (6.5)",
             result_text_model_feature_off,
             [
                 "feature-off-leaks",
@@ -88,18 +104,22 @@ pub fn cases() -> Vec<Case> {
 }
 
 async fn result_event_model(ctx: Ctx) -> CheckResult {
-    result_model(ctx, true).await
+    result_model(ctx, results::Mode { image_results: true, vision: false }, "results").await
 }
 
 async fn result_text_model_feature_off(ctx: Ctx) -> CheckResult {
-    result_model(ctx, false).await
+    result_model(ctx, results::Mode { image_results: false, vision: false }, "results-off").await
 }
 
-async fn result_model(ctx: Ctx, image_results: bool) -> CheckResult {
+async fn tool_message_with_vision_model(ctx: Ctx) -> CheckResult {
+    result_model(ctx, results::Mode { image_results: true, vision: true }, "results-vision").await
+}
+
+async fn result_model(ctx: Ctx, mode: results::Mode, salt: &'static str) -> CheckResult {
     let (http, stage, cache) = (ctx.http.clone(), ctx.stage()?.clone(), ctx.cache_dir()?);
-    let salt = if image_results { "results" } else { "results-off" };
+    let empty_prompt = std::sync::Arc::new(tokio::sync::OnceCell::new());
     property(salt, results::results(), results::describe, move |result| {
-        results::check(http.clone(), stage.clone(), cache.clone(), image_results, result)
+        results::check(http.clone(), stage.clone(), cache.clone(), mode, empty_prompt.clone(), result)
     })
     .await
 }

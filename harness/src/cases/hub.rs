@@ -251,6 +251,20 @@ async fn offered_as_functions(ctx: Ctx) -> CheckResult {
     use super::common::{complete, opt_in, prompt_tokens, user};
     let offered = offered_tools(&ctx).await?;
     let with_mcp = prompt_tokens(&complete(&ctx.http, &opt_in()).await?)?;
+    // The tools reach the prompt at all: every name and description is in it (one token a byte, 4.8).
+    let without = prompt_tokens(&complete(&ctx.http, &json!({"messages": opt_in()["messages"]})).await?)?;
+    let named: usize = offered
+        .iter()
+        .map(|t| {
+            t["function"]["name"].as_str().map_or(0, str::len)
+                + t["function"]["description"].as_str().map_or(0, str::len)
+        })
+        .sum();
+    expect(
+        with_mcp - without >= named as i64,
+        format!("MCP on adds at least the {named} bytes of the tools' names and descriptions to the prompt"),
+        format!("{} tokens", with_mcp - without),
+    )?;
     let mut by_hand = user("hi");
     by_hand["tools"] = json!(offered);
     let by_hand = prompt_tokens(&complete(&ctx.http, &by_hand).await?)?;

@@ -167,6 +167,24 @@ pub fn cases() -> Vec<Case> {
             ["no-keep-alive"]
         ),
         case!(
+            "loop.no-keep-alive-for-a-quick-call",
+            "6.3",
+            Must,
+            ECHO,
+            "a call that answers at once (the fixture's echo) sends no keep-alive comment: the first is due a second after the call starts",
+            no_keep_alive_for_a_quick_call,
+            ["keep-alive-at-once"]
+        ),
+        case!(
+            "loop.mcp-call-beside-own-tools-runs",
+            "6.10",
+            Must,
+            ECHO,
+            "a request offering its own tool whose pass calls only an MCP tool runs that call: a call and an ok result with the tool's text, no delta.tool_calls, the answer ends with stop",
+            mcp_call_beside_own_tools,
+            ["own-tools-stop-mcp"]
+        ),
+        case!(
             "loop.no-tool-calls-deltas",
             "6.3",
             Must,
@@ -284,6 +302,24 @@ async fn keep_alive(ctx: Ctx) -> CheckResult {
         format!("{} comments", stream.comments),
     )?;
     expect_eq("result", Some("slept"), Some(first_result(&stream)?.text.as_str()))
+}
+
+async fn no_keep_alive_for_a_quick_call(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    expect_eq("result", Some("hello from the tool"), Some(first_result(&stream)?.text.as_str()))?;
+    expect_eq("keep-alive comments for a call that answered at once", 0, stream.comments)
+}
+
+async fn mcp_call_beside_own_tools(ctx: Ctx) -> CheckResult {
+    let mut body = opt_in();
+    body["tools"] = json!([{"type": "function", "function": {"name": "lookup", "description": "Looks a word up.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]);
+    let stream = stream(&ctx.http, body).await?;
+    let result = first_result(&stream)?;
+    expect_eq("the MCP call's result", (true, "hello from the tool"), (result.ok, result.text.as_str()))?;
+    let deltas = stream.chunks.iter().filter(|c| c["choices"][0]["delta"].get("tool_calls").is_some()).count();
+    expect_eq("chunks with delta.tool_calls", 0, deltas)?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
 }
 
 async fn no_tool_call_deltas(ctx: Ctx) -> CheckResult {

@@ -10,7 +10,13 @@
 //! - 8.2, 8.4–8.6: `media` — the candidates (image blocks, `image/*` blobs) that decode to PNG, JPEG or
 //!   WebP with a readable header, the first 4 of them, in block order, with their hash name, mime,
 //!   size and dimensions; no `media` key when there is none (and never for an error);
-//! - 8.3: each announced picture's file is in the cache folder with its bytes.
+//! - 8.3: each announced picture's file is in the cache folder with its bytes;
+//! - 6.5 and 8.8: the next pass's prompt holds the result as the tool message, so the answer's
+//!   `usage.prompt_tokens` (the last pass's prompt, 4.5) exceeds that of an empty result by exactly
+//!   the message's tokens (4.8: one a UTF-8 byte, a picture its 12.2 image tokens and two markers).
+//!   Without a vision encoder each picture is its 7.1 text, so the message is the event's text; with
+//!   one, each cached picture is a picture and adds nothing to the text, whose cap (7.3) counts the
+//!   rest.
 
 use std::path::Path;
 
@@ -258,6 +264,15 @@ impl GeneratedResult {
 
 // --- The model --------------------------------------------------------------------------------------
 
+/// What the scenario's server is configured with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// `mcp.image_results`.
+    pub image_results: bool,
+    /// A vision encoder (the geometry backend).
+    pub vision: bool,
+}
+
 /// `1234567` → `1,234,567` (SPEC 7.1, 7.3).
 fn thousands(n: usize) -> String {
     images::with_commas(n)
@@ -327,6 +342,70 @@ fn cacheable(data: &Data) -> Option<Expected> {
     Some(Expected { name, mime, bytes, width: *width, height: *height })
 }
 
+/// `text` cut to [`CAP`] characters with 7.3's note, when it is longer; its length in characters.
+fn capped(text: String) -> (String, usize) {
+    let chars = text.chars().count();
+    if chars <= CAP {
+        return (text, chars);
+    }
+    let kept: String = text.chars().take(CAP).collect();
+    let note = format!(
+        "\n\n[... truncated: the tool returned {} characters; only the first {} are shown]",
+        thousands(chars),
+        thousands(CAP)
+    );
+    (kept + &note, chars)
+}
+
+/// For each block in order, the picture it caches, if any (8.2, 8.4: the first 4 candidates that are
+/// PNG, JPEG or WebP); none for an error or with `image_results` off.
+fn cached_by_block(result: &GeneratedResult, image_results: bool) -> Vec<Option<Expected>> {
+    let mut left = if result.is_error || !image_results { 0 } else { PICTURES_PER_RESULT };
+    result
+        .blocks
+        .iter()
+        .map(|block| {
+            let picture = match block {
+                Block::Image { data, .. } => cacheable(data),
+                Block::Blob { data, mime: Some(mime), .. } if mime.starts_with("image/") => cacheable(data),
+                _ => None,
+            };
+            let picture = picture.filter(|_| left > 0);
+            left -= usize::from(picture.is_some());
+            picture
+        })
+        .collect()
+}
+
+/// The tokens the tool message of the next pass holds (6.5, 8.8): its text's UTF-8 bytes, and each
+/// cached picture's 12.2 image tokens and its two markers when there is a vision encoder.
+pub fn tool_message_tokens(result: &GeneratedResult, mode: Mode) -> u64 {
+    if !mode.vision {
+        let (event, _) = expected(result, mode.image_results);
+        return event["text"].as_str().map_or(0, str::len) as u64;
+    }
+    let cached = cached_by_block(result, mode.image_results);
+    if result.is_error || cached.iter().all(Option::is_none) {
+        let (event, _) = expected(result, mode.image_results);
+        return event["text"].as_str().map_or(0, str::len) as u64;
+    }
+    let mut pictures = 0;
+    let texts: Vec<String> = result
+        .blocks
+        .iter()
+        .zip(&cached)
+        .map(|(block, cached)| match cached {
+            Some(picture) => {
+                pictures += crate::geometry::expected_tokens(picture.width, picture.height) + 2;
+                String::new()
+            }
+            None => block_text(block),
+        })
+        .collect();
+    let (text, _) = capped(texts.join("\n"));
+    text.len() as u64 + pictures
+}
+
 /// What the model says the `result` event holds (without `id` and `ms`), and the pictures cached:
 /// none with `mcp.image_results` off, where the event is 7.1–7.3's alone (7.4).
 pub fn expected(result: &GeneratedResult, image_results: bool) -> (Value, Vec<Expected>) {
@@ -336,32 +415,9 @@ pub fn expected(result: &GeneratedResult, image_results: bool) -> (Value, Vec<Ex
         (true, false) => format!("error: {joined}"),
         (false, _) => joined,
     };
-    let chars = text.chars().count();
+    let (shown, chars) = capped(text);
     let truncated = chars > CAP;
-    let shown = if truncated {
-        let kept: String = text.chars().take(CAP).collect();
-        format!(
-            "{kept}\n\n[... truncated: the tool returned {} characters; only the first {} are shown]",
-            thousands(chars),
-            thousands(CAP)
-        )
-    } else {
-        text
-    };
-    let pictures: Vec<Expected> = if result.is_error || !image_results {
-        Vec::new()
-    } else {
-        result
-            .blocks
-            .iter()
-            .filter_map(|block| match block {
-                Block::Image { data, .. } => cacheable(data),
-                Block::Blob { data, mime: Some(mime), .. } if mime.starts_with("image/") => cacheable(data),
-                _ => None,
-            })
-            .take(PICTURES_PER_RESULT)
-            .collect()
-    };
+    let pictures: Vec<Expected> = cached_by_block(result, image_results).into_iter().flatten().collect();
     let mut event =
         json!({"event": "result", "ok": !result.is_error, "text": shown, "chars": chars, "truncated": truncated});
     if !pictures.is_empty() {
@@ -384,22 +440,20 @@ pub async fn check(
     http: Http,
     stage: fixtures::mcp_server::Stage,
     cache: std::path::PathBuf,
-    image_results: bool,
+    mode: Mode,
+    empty_prompt: std::sync::Arc<tokio::sync::OnceCell<i64>>,
     result: GeneratedResult,
 ) -> Result<(), String> {
-    stage.set(result.to_mcp());
-    let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true});
-    // Not kept in the case's transcript: a failure reports the shrunk result instead.
-    let reply = http.fresh().post_json(CHAT, &body).send().await.map_err(|e| e.to_string())?;
-    if reply.status != 200 {
-        return Err(format!("status {}: {}", reply.status, String::from_utf8_lossy(&reply.body)));
-    }
-    let events = EventStream::parse(&reply.text()).mcp_events();
+    let empty = GeneratedResult { blocks: Vec::new(), is_error: false };
+    let baseline =
+        *empty_prompt.get_or_try_init(|| async { turn(&http, &stage, &empty).await.map(|(_, tokens)| tokens) }).await?;
+    let (stream, tokens) = turn(&http, &stage, &result).await?;
+    let events = stream.mcp_events();
     let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
     let [event] = results.as_slice() else {
         return Err(format!("{} result events, not 1: {events:?}", results.len()));
     };
-    let (wanted, pictures) = expected(&result, image_results);
+    let (wanted, pictures) = expected(&result, mode.image_results);
     let mut got: Map<String, Value> = event.as_object().cloned().unwrap_or_default();
     for volatile in ["id", "ms"] {
         if got.remove(volatile).is_none() {
@@ -410,7 +464,34 @@ pub async fn check(
     if got != wanted {
         return Err(format!("the result event differs from the model's\n model: {wanted}\nserver: {got}"));
     }
+    let message = tool_message_tokens(&result, mode) as i64;
+    if tokens - baseline != message {
+        return Err(format!(
+            "the next pass's prompt grew by {} tokens over an empty result's; the model's tool message holds {message}",
+            tokens - baseline
+        ));
+    }
     files_are_there(&cache, &pictures)
+}
+
+/// Stages `result` and runs one streamed tool turn that calls it: the stream and the answer's
+/// `usage.prompt_tokens`.
+async fn turn(
+    http: &Http,
+    stage: &fixtures::mcp_server::Stage,
+    result: &GeneratedResult,
+) -> Result<(EventStream, i64), String> {
+    stage.set(result.to_mcp());
+    let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true});
+    // Not kept in the case's transcript: a failure reports the shrunk result instead.
+    let reply = http.fresh().post_json(CHAT, &body).send().await.map_err(|e| e.to_string())?;
+    if reply.status != 200 {
+        return Err(format!("status {}: {}", reply.status, String::from_utf8_lossy(&reply.body)));
+    }
+    let stream = EventStream::parse(&reply.text());
+    let tokens =
+        stream.usage().and_then(|u| u["prompt_tokens"].as_i64()).ok_or("the answer has no usage.prompt_tokens")?;
+    Ok((stream, tokens))
 }
 
 /// Every announced picture is a file in the cache folder holding its bytes (8.3).
@@ -505,6 +586,24 @@ mod tests {
         let (error, none) = expected(&GeneratedResult { blocks, is_error: true }, true);
         assert!(none.is_empty() && error.get("media").is_none());
         assert_eq!(error["ok"], false);
+    }
+
+    #[test]
+    fn with_an_encoder_a_cached_picture_is_image_tokens_and_leaves_the_text() {
+        let result = GeneratedResult {
+            blocks: vec![Block::Text("ab".into()), Block::Image { data: png(1), mime: "image/png".into() }],
+            is_error: false,
+        };
+        let picture = crate::geometry::expected_tokens(3, 2) + 2;
+        assert_eq!(tool_message_tokens(&result, Mode { image_results: true, vision: true }), 3 + picture);
+        let placeholder = "ab\n[image (image/png, ".len() as u64;
+        assert!(tool_message_tokens(&result, Mode { image_results: true, vision: false }) > placeholder);
+        let long = GeneratedResult {
+            blocks: vec![Block::Text("x".repeat(CAP + 5)), Block::Image { data: png(2), mime: String::new() }],
+            is_error: false,
+        };
+        let note = "\n\n[... truncated: the tool returned 306 characters; only the first 300 are shown]".len() as u64;
+        assert_eq!(tool_message_tokens(&long, Mode { image_results: true, vision: true }), CAP as u64 + note + picture);
     }
 
     #[test]
