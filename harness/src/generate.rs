@@ -4,6 +4,7 @@
 //! every verdict, so a failure can be replayed exactly); a failure is shrunk to a smallest request
 //! that still fails and reported with the model's expectation and the server's answer.
 
+pub mod config;
 pub mod lifting;
 pub mod results;
 
@@ -75,7 +76,25 @@ where
     F: Fn(S::Value) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), String>> + Send,
 {
+    property_sharing(salt, 1, strategy, describe, check).await
+}
+
+/// [`property`] with `1/share` of the budget (at least 1): for checks that each start a server.
+pub async fn property_sharing<S, F, Fut>(
+    salt: &str,
+    share: u32,
+    strategy: S,
+    describe: fn(&S::Value) -> String,
+    check: F,
+) -> CheckResult
+where
+    S: Strategy + Send + 'static,
+    S::Value: Clone + Send + 'static,
+    F: Fn(S::Value) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
     let Settings { seed, budget } = settings();
+    let budget = (budget / share.max(1)).max(1);
     let handle = tokio::runtime::Handle::current();
     let mut key = [0u8; 32];
     key[..8].copy_from_slice(&seed.to_le_bytes());

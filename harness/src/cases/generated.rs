@@ -4,8 +4,8 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{lifting, property, results};
-use crate::scenario::{BASIC, Scenario, Setup, own};
+use crate::generate::{config, lifting, property, property_sharing, results};
+use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use serde_json::json;
 
 /// The fixture's `staged` tool called once a request, `max_result_chars` small enough to be met often.
@@ -86,6 +86,15 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
         case!(
+            "gen.config-model",
+            "1.5",
+            Must,
+            LAUNCHES,
+            "generated configurations (0 to 5 of the 17 typed keys of 1.5 and 1.11 set to values of every JSON kind, each bound on both sides; an unknown key at the top, in mcp or in engine; an api_key, or one in a list) start, warning once per unknown key, or, when a value is one its key refuses, stop with exactly one line naming the key and the value as JSON, exit code 2, the key never shown",
+            config_model,
+            ["config-lenient", "unknown-keys-refused", "secrets-shown"]
+        ),
+        case!(
             "gen.result-text-model-feature-off",
             "7.4",
             Must,
@@ -101,6 +110,17 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
     ]
+}
+
+async fn config_model(ctx: Ctx) -> CheckResult {
+    property_sharing("config", 1, config::configs(), config::describe, move |generated| {
+        let ctx = ctx.clone();
+        async move {
+            let launch = ctx.launch(&generated.json()).await.map_err(|e| format!("{e:?}"))?;
+            config::judge(&generated, launch.code, launch.health, &launch.stderr)
+        }
+    })
+    .await
 }
 
 async fn result_event_model(ctx: Ctx) -> CheckResult {

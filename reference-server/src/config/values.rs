@@ -90,9 +90,13 @@ pub fn positive_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
     }
 }
 
-/// An integer of at least 0.
+/// An integer-valued number of at least 0 (`2.0` is 2, as for [`positive_integer`]; `1.5` and booleans
+/// are refused).
 pub fn non_negative_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
-    value.as_u64().ok_or_else(|| ConfigError::new(key, value, "expected an integer >= 0"))
+    value
+        .as_u64()
+        .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15).map(|f| f as u64))
+        .ok_or_else(|| ConfigError::new(key, value, "expected an integer >= 0"))
 }
 
 /// A TCP port, 0 to 65535 (0 asks the system for a free one).
@@ -155,6 +159,17 @@ mod tests {
         assert_eq!(ConfigError::new("api_key", &json!(["k3y"]), "a string").value, r#"["***"]"#);
         assert_eq!(ConfigError::new("mcp_servers.env.command", &json!("c"), "x").value, r#""c""#);
         assert_eq!(show(&json!({"x": {"env": {"A": {"b": "s"}}}})), r#"{"x":{"env":{"A":{"b":"***"}}}}"#);
+    }
+
+    #[test]
+    fn integer_valued_numbers_are_integers_and_fractions_are_not() {
+        assert_eq!(non_negative_integer("engine.delay_ms", &json!(2.0)).ok(), Some(2));
+        assert_eq!(non_negative_integer("engine.delay_ms", &json!(0)).ok(), Some(0));
+        for bad in [json!(1.5), json!(-1), json!(-0.0001), json!(true), json!("2")] {
+            assert!(non_negative_integer("engine.delay_ms", &bad).is_err(), "{bad}");
+        }
+        assert_eq!(positive_integer("mcp.max_rounds", &json!(2.0)).ok(), Some(2));
+        assert!(positive_integer("mcp.max_rounds", &json!(0)).is_err());
     }
 
     #[test]
