@@ -40,6 +40,11 @@ const OWN_CALL: Scenario = own("own-tool-call", || Setup::plain().scripts(vec![O
 /// A call to the request's own tool and nothing else.
 const BARE_CALL: Scenario = own("bare-own-tool-call", || Setup::plain().scripts(vec![BARE_CALL_SCRIPT.into()]));
 
+/// An answer that ends on the start of a call marker, and one whose second character takes two bytes.
+const MARKER_PREFIX_AT_END: Scenario =
+    own("marker-prefix-at-end", || Setup::plain().scripts(vec!["</think>\n\nx < y, so write <tool".into()]));
+const TWO_BYTE_CHARACTER: Scenario = own("two-byte-character", || Setup::plain().scripts(vec!["</think>hé!".into()]));
+
 /// A call to `lookup` whose `q` (a string in its schema) and `n` (an integer) both look like numbers.
 const TYPED_CALL: Scenario = own("own-tool-call-typed", || {
     Setup::plain().scripts(vec![
@@ -106,6 +111,24 @@ pub fn cases() -> Vec<Case> {
             "messages must be a non-empty list; every role is taken; max_tokens and max_completion_tokens cap the answer and 0, -1 or unset mean the rest of the context; unknown fields are ignored",
             body_fields,
             ["max-completion-tokens-ignored"]
+        ),
+        case!(
+            "chat.marker-start-at-the-end-is-content",
+            "4.6",
+            Must,
+            MARKER_PREFIX_AT_END,
+            "an answer that ends on the first characters of a call marker (`<tool`) keeps them as content, streamed and whole: `x < y, so write <tool`",
+            marker_start_at_the_end,
+            ["marker-start-dropped"]
+        ),
+        case!(
+            "chat.cut-inside-a-character",
+            "4.6",
+            Must,
+            TWO_BYTE_CHARACTER,
+            "an answer cut by max_tokens after the first byte of a two-byte character ends with one U+FFFD in its place (`h\u{FFFD}`), streamed and whole; one token more gives `hé`",
+            cut_inside_a_character,
+            ["cut-character-dropped"]
         ),
         case!(
             "chat.max-tokens-other-values-refused",
@@ -279,6 +302,35 @@ async fn disconnect_cancels(ctx: Ctx) -> CheckResult {
     let (response, _) = read_until(&ctx.http, user("talk"), |seen| seen.contains("\"delta\":{\"content\":\"w")).await?;
     drop(response);
     status_until(&ctx.http, 5, |s| s["busy"] == false && s["requests"]["cancelled"].as_u64().unwrap_or(0) >= 1).await
+}
+
+/// The content of `body`'s answer, whole and streamed (every `delta.content` joined).
+async fn content_both_ways(ctx: &Ctx, body: Value) -> Result<(Value, String), crate::case::CheckError> {
+    let whole = complete(&ctx.http, &body).await?["choices"][0]["message"]["content"].clone();
+    let streamed = super::common::stream(&ctx.http, body).await?.content();
+    Ok((whole, streamed))
+}
+
+async fn marker_start_at_the_end(ctx: Ctx) -> CheckResult {
+    let wanted = "x < y, so write <tool";
+    let (whole, streamed) = content_both_ways(&ctx, user("compare")).await?;
+    expect_eq("the whole answer's content", &json!(wanted), &whole)?;
+    expect_eq("the streamed content", wanted, streamed.as_str())
+}
+
+async fn cut_inside_a_character(ctx: Ctx) -> CheckResult {
+    // One token a byte (4.8; the mock engine writes `</think>` as its 8 bytes): 9 tokens reach `h`, 10
+    // the first byte of `é`, 11 the whole of it.
+    let asking = |max_tokens: u64| {
+        let mut body = user("say it");
+        body["max_tokens"] = json!(max_tokens);
+        body
+    };
+    let (whole, streamed) = content_both_ways(&ctx, asking(10)).await?;
+    expect_eq("the whole answer cut after the first byte of é", &json!("h\u{FFFD}"), &whole)?;
+    expect_eq("the streamed answer cut after the first byte of é", "h\u{FFFD}", streamed.as_str())?;
+    let (whole, _) = content_both_ways(&ctx, asking(11)).await?;
+    expect_eq("the whole answer with one token more", &json!("hé"), &whole)
 }
 
 async fn max_tokens_other_values(ctx: Ctx) -> CheckResult {
