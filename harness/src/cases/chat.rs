@@ -45,6 +45,15 @@ const MARKER_PREFIX_AT_END: Scenario =
     own("marker-prefix-at-end", || Setup::plain().scripts(vec!["</think>\n\nx < y, so write <tool".into()]));
 const TWO_BYTE_CHARACTER: Scenario = own("two-byte-character", || Setup::plain().scripts(vec!["</think>hé!".into()]));
 
+/// Text of one-, two-, three- and four-byte characters, then a call to `lookup` with a non-ASCII
+/// value, written a token (a byte) at a time, so every character and the marker arrive in pieces.
+const NON_ASCII_THEN_CALL: Scenario = own("non-ascii-then-call", || {
+    Setup::plain().set("engine", "delay_ms", json!(1)).scripts(vec![format!(
+        "</think>\n\n{NON_ASCII_TEXT} <tool_call>\n<function=lookup>\n<parameter=q>\nçà 世\n</parameter>\n</function>\n</tool_call>"
+    )])
+});
+const NON_ASCII_TEXT: &str = "Grüße — 世界 😀 «ok» é";
+
 /// A call to `lookup` whose `q` (a string in its schema) and `n` (an integer) both look like numbers.
 const TYPED_CALL: Scenario = own("own-tool-call-typed", || {
     Setup::plain().scripts(vec![
@@ -129,6 +138,15 @@ pub fn cases() -> Vec<Case> {
             "an answer cut by max_tokens after the first byte of a two-byte character ends with one U+FFFD in its place (`h\u{FFFD}`), streamed and whole; one token more gives `hé`",
             cut_inside_a_character,
             ["cut-character-dropped"]
+        ),
+        case!(
+            "chat.non-ascii-answer-and-call-whole",
+            "4.12",
+            Must,
+            NON_ASCII_THEN_CALL,
+            "an answer of two-, three- and four-byte characters followed by a call, written a byte at a time, arrives whole, streamed and not: the content as written, then the call with its non-ASCII argument",
+            non_ascii_answer_and_call,
+            ["non-ascii-content-mangled"]
         ),
         case!(
             "chat.max-tokens-other-values-refused",
@@ -331,6 +349,29 @@ async fn cut_inside_a_character(ctx: Ctx) -> CheckResult {
     expect_eq("the streamed answer cut after the first byte of é", "h\u{FFFD}", streamed.as_str())?;
     let (whole, _) = content_both_ways(&ctx, asking(11)).await?;
     expect_eq("the whole answer with one token more", &json!("hé"), &whole)
+}
+
+async fn non_ascii_answer_and_call(ctx: Ctx) -> CheckResult {
+    let mut body = user("greet");
+    body["tools"] = own_tool();
+    let whole = complete(&ctx.http, &body).await?;
+    let message = &whole["choices"][0]["message"];
+    expect_eq("the whole answer's content", &json!(NON_ASCII_TEXT), &message["content"])?;
+    let arguments: Value =
+        serde_json::from_str(message["tool_calls"][0]["function"]["arguments"].as_str().unwrap_or("null"))
+            .unwrap_or_default();
+    expect_eq("the whole answer's call arguments", &json!({"q": "çà 世"}), &arguments)?;
+    let streamed = super::common::stream(&ctx.http, body).await?;
+    expect_eq("the streamed content", NON_ASCII_TEXT, streamed.content().as_str())?;
+    let arguments: String = streamed
+        .chunks
+        .iter()
+        .flat_map(|c| c["choices"][0]["delta"]["tool_calls"].as_array().cloned().unwrap_or_default())
+        .filter_map(|call| call["function"]["arguments"].as_str().map(str::to_string))
+        .collect();
+    let arguments: Value = serde_json::from_str(&arguments).unwrap_or_default();
+    expect_eq("the streamed call arguments", &json!({"q": "çà 世"}), &arguments)?;
+    expect_eq("finish_reason", Some("tool_calls"), streamed.finish_reason())
 }
 
 async fn max_tokens_other_values(ctx: Ctx) -> CheckResult {
