@@ -5,6 +5,7 @@
 //! that still fails and reported with the model's expectation and the server's answer.
 
 pub mod config;
+pub mod events;
 pub mod lifting;
 pub mod results;
 

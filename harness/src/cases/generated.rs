@@ -4,7 +4,7 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{config, lifting, property, property_sharing, results};
+use crate::generate::{config, events, lifting, property, property_sharing, results};
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use serde_json::json;
 
@@ -95,6 +95,24 @@ pub fn cases() -> Vec<Case> {
             ["config-lenient", "unknown-keys-refused", "secrets-shown"]
         ),
         case!(
+            "gen.tool-turn-events-model",
+            "6.2",
+            Must,
+            LAUNCHES,
+            "generated tool turns (1 to 4 passes, the last repeating, each answering or writing echo and own-tool calls in any order, some ending inside a call; max_rounds 1 to 3) give the strata_mcp events the §6 model says, in order: starts as calls are written, call and result one after another with their round, skipped results after an own call or past the limit, limit, one id per call, and the finish reason (half of --gen-budget: each starts a server)",
+            tool_turn_events_model,
+            [
+                "no-round-limit",
+                "round-limit-off-by-one",
+                "skipped-as-error",
+                "unfinished-calls-run",
+                "event-shape",
+                "tool-calls-finish-stop",
+                "own-tools-stop-mcp",
+                "length-cut-calls-run"
+            ]
+        ),
+        case!(
             "gen.result-text-model-feature-off",
             "7.4",
             Must,
@@ -121,6 +139,33 @@ async fn config_model(ctx: Ctx) -> CheckResult {
         }
     })
     .await
+}
+
+async fn tool_turn_events_model(ctx: Ctx) -> CheckResult {
+    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None)
+        .await
+        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
+    let url = fixture.url.clone();
+    let verdict = property_sharing("events", 2, events::turns(), events::describe, move |turn| {
+        let (ctx, url) = (ctx.clone(), url.clone());
+        async move {
+            let config = json!({"mcp_servers": {"fake": {"url": url}}, "mcp": {"max_rounds": turn.max_rounds}});
+            let scripts: Vec<String> = turn.passes.iter().map(events::Pass::script).collect();
+            let server = ctx.start_running(&config, &scripts, &[]).await.map_err(|e| format!("{e:?}"))?;
+            let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true,
+                "tools": [{"type": "function", "function": {"name": "lookup", "description": "Looks a word up.",
+                    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]});
+            let reply = server.http.post_json(super::common::CHAT, &body).send().await.map_err(|e| e.to_string())?;
+            if reply.status != 200 {
+                return Err(format!("status {}: {}", reply.status, reply.text()));
+            }
+            let stream = crate::sse::EventStream::parse(&reply.text());
+            events::judge(&turn, &stream.mcp_events(), stream.finish_reason())
+        }
+    })
+    .await;
+    drop(fixture);
+    verdict
 }
 
 async fn result_event_model(ctx: Ctx) -> CheckResult {

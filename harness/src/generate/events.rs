@@ -1,0 +1,213 @@
+//! Generated tool turns and a model of the `strata_mcp` event sequence SPEC §6 says they give.
+//!
+//! A turn is the mock engine's scripts for its passes (4.9: the last repeats): a pass answers, or
+//! writes calls — to the fixture's `echo` (MCP) and to the request's own `lookup`, in any order — and
+//! may end inside one more MCP call; `mcp.max_rounds` is 1 to 3. The model says, pass by pass: a
+//! `start` for each MCP call as it is written (6.2, 6.9: and nothing more for the one the output ends
+//! inside); then, if the pass also called `lookup`, every MCP call `skipped` and the answer ends with
+//! `tool_calls` (6.10); else if `max_rounds` rounds already ran, `limit`, every call `skipped`, `stop`
+//! (6.6); else each call's `call` (its round, from 1) and `result` (echo's text), one after another in
+//! the order written (6.3), and the next pass. A pass without a complete MCP call ends the answer with
+//! `stop`. Each call's events share one id.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use fixtures::scripts::answer_script;
+
+/// One call a pass writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    /// The fixture's `echo` (as `fake__echo`), with this text.
+    Echo(String),
+    /// The request's own `lookup`.
+    Own,
+}
+
+/// One pass of the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pass {
+    /// The calls it writes, in order (none: it answers).
+    pub calls: Vec<Call>,
+    /// Whether the output then ends inside one more `echo` call.
+    pub unfinished: bool,
+}
+
+/// A generated turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// The passes' scripts, the last repeating.
+    pub passes: Vec<Pass>,
+    /// `mcp.max_rounds`.
+    pub max_rounds: usize,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    prop_oneof![4 => "[a-z]{1,6}".prop_map(Call::Echo), 1 => Just(Call::Own)]
+}
+
+fn pass() -> impl Strategy<Value = Pass> {
+    (prop::collection::vec(call(), 0..4), prop::bool::weighted(0.15))
+        .prop_map(|(calls, unfinished)| Pass { calls, unfinished })
+}
+
+/// Turns of 1 to 4 passes under `max_rounds` 1 to 3.
+pub fn turns() -> impl Strategy<Value = Turn> {
+    (prop::collection::vec(pass(), 1..5), 1usize..4).prop_map(|(passes, max_rounds)| Turn { passes, max_rounds })
+}
+
+/// The MCP name the model writes for `echo` (the fixture server is `fake`, 5.6).
+const ECHO: &str = "fake__echo";
+
+impl Pass {
+    /// Its script.
+    pub fn script(&self) -> String {
+        if self.calls.is_empty() && !self.unfinished {
+            return answer_script("Done.");
+        }
+        let mut script = String::from("</think>\n\nLet me check.\n");
+        for call in &self.calls {
+            let (name, key, value) = match call {
+                Call::Echo(text) => (ECHO, "text", text.as_str()),
+                Call::Own => ("lookup", "q", "cats"),
+            };
+            script.push_str(&format!(
+                "\n<tool_call>\n<function={name}>\n<parameter={key}>\n{value}\n</parameter>\n</function>\n</tool_call>"
+            ));
+        }
+        if self.unfinished {
+            script.push_str(&format!("\n<tool_call>\n<function={ECHO}>\n<parameter=text>\nnever"));
+        }
+        script
+    }
+}
+
+/// The events the model says, without ids and `ms`, and the finish reason.
+pub fn expected(turn: &Turn) -> (Vec<Value>, &'static str) {
+    let mut events = Vec::new();
+    let mut rounds = 0;
+    for index in 0.. {
+        let pass = &turn.passes[index.min(turn.passes.len() - 1)];
+        let echoes: Vec<&String> =
+            pass.calls.iter().filter_map(|c| if let Call::Echo(t) = c { Some(t) } else { None }).collect();
+        for _ in 0..echoes.len() + usize::from(pass.unfinished) {
+            events.push(json!({"event": "start", "name": ECHO}));
+        }
+        let skipped = || json!({"event": "result", "ok": false, "skipped": true, "text": "not run", "chars": 0, "truncated": false});
+        if pass.calls.contains(&Call::Own) {
+            events.extend(echoes.iter().map(|_| skipped()));
+            return (events, "tool_calls");
+        }
+        if echoes.is_empty() {
+            return (events, "stop");
+        }
+        if rounds == turn.max_rounds {
+            events.push(json!({"event": "limit", "max_rounds": turn.max_rounds}));
+            events.extend(echoes.iter().map(|_| skipped()));
+            return (events, "stop");
+        }
+        rounds += 1;
+        for text in echoes {
+            events.push(json!({"event": "call", "name": ECHO, "server": "fake", "tool": "echo",
+                "arguments": {"text": text}, "round": rounds}));
+            events.push(
+                json!({"event": "result", "ok": true, "text": text, "chars": text.chars().count(), "truncated": false}),
+            );
+        }
+    }
+    unreachable!("the loop returns once the rounds are used up")
+}
+
+/// Checks the events of one streamed turn against the model: the sequence (ids and `ms` aside), one
+/// id per call (its `start`, `call` and `result`), and the finish reason.
+pub fn judge(turn: &Turn, events: &[Value], finish_reason: Option<&str>) -> Result<(), String> {
+    let (wanted, finish) = expected(turn);
+    let mut ids: Vec<String> = Vec::new();
+    let mut got = Vec::new();
+    for event in events {
+        let mut event = event.clone();
+        let Some(object) = event.as_object_mut() else {
+            return Err(format!("an event that is not an object: {event}"));
+        };
+        object.remove("ms");
+        if let Some(id) = object.remove("id") {
+            ids.push(id.as_str().unwrap_or_default().to_string());
+        }
+        got.push(event);
+    }
+    if got != wanted {
+        return Err(format!(
+            "the events differ from the model's (ids and ms aside)\n model: {}\nserver: {}",
+            Value::Array(wanted),
+            Value::Array(got)
+        ));
+    }
+    // Each call's id: its start, and (when it ran or was skipped) the call/result that follow for it.
+    let starts: Vec<&String> =
+        ids.iter().zip(events).filter(|(_, e)| e["event"] == "start").map(|(id, _)| id).collect();
+    let unique: std::collections::BTreeSet<&&String> = starts.iter().collect();
+    if unique.len() != starts.len() {
+        return Err(format!("two calls share an id: {starts:?}"));
+    }
+    for (id, event) in ids.iter().zip(events) {
+        if event["event"] != "start" && !starts.contains(&id) {
+            return Err(format!("a {} event whose id {id} no start had", event["event"]));
+        }
+    }
+    if finish_reason != Some(finish) {
+        return Err(format!("finish_reason {finish_reason:?}, the model says {finish:?}"));
+    }
+    Ok(())
+}
+
+/// A turn as a reader wants it.
+pub fn describe(turn: &Turn) -> String {
+    let mut lines = vec![format!("  max_rounds {}", turn.max_rounds)];
+    for (i, pass) in turn.passes.iter().enumerate() {
+        lines.push(format!(
+            "  pass {}: {:?}{}",
+            i + 1,
+            pass.calls,
+            if pass.unfinished { " then an unfinished echo" } else { "" }
+        ));
+    }
+    let (events, finish) = expected(turn);
+    lines.push(format!("  the model: {} events, finish {finish}", events.len()));
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pass(calls: Vec<Call>, unfinished: bool) -> Pass {
+        Pass { calls, unfinished }
+    }
+
+    #[test]
+    fn rounds_run_up_to_the_limit_then_the_rest_is_skipped() {
+        let turn =
+            Turn { passes: vec![pass(vec![Call::Echo("a".into()), Call::Echo("b".into())], false)], max_rounds: 1 };
+        let (events, finish) = expected(&turn);
+        let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap_or_default()).collect();
+        assert_eq!(
+            kinds,
+            ["start", "start", "call", "result", "call", "result", "start", "start", "limit", "result", "result"]
+        );
+        assert_eq!(events[2]["round"], 1);
+        assert_eq!(events[10]["skipped"], true);
+        assert_eq!(finish, "stop");
+    }
+
+    #[test]
+    fn an_own_call_skips_the_pass_and_an_unfinished_call_only_starts() {
+        let turn = Turn { passes: vec![pass(vec![Call::Echo("a".into()), Call::Own], false)], max_rounds: 3 };
+        let (events, finish) = expected(&turn);
+        assert_eq!((events.len(), finish), (2, "tool_calls"));
+        assert_eq!(events[1]["skipped"], true);
+        let turn = Turn { passes: vec![pass(vec![], true)], max_rounds: 3 };
+        assert_eq!(expected(&turn), (vec![json!({"event": "start", "name": ECHO})], "stop"));
+        let answer = Turn { passes: vec![pass(vec![], false)], max_rounds: 1 };
+        assert_eq!(expected(&answer), (vec![], "stop"));
+    }
+}
