@@ -143,7 +143,7 @@ pub fn all() -> Vec<Attack> {
             ..attack(
                 "media-many-pictures",
                 "9.8",
-                "3,000 distinct 128 KiB pictures in the cache folder, each fetched at least once (4 at a time)",
+                "3,000 distinct pictures of 128 to 132 KiB in the cache folder, each fetched at least once (4 at a time)",
                 Pictures,
             )
         },

@@ -18,8 +18,14 @@ use super::env::{AttackEnv, KEY};
 
 /// How many pictures are planted.
 pub const COUNT: usize = 3_000;
-/// Every picture's size (a 64×48 PNG padded, with its number in a chunk of its own).
+/// The smallest picture's size (a 64×48 PNG padded, with its number in a chunk of its own).
 pub const SIZE: usize = 128 << 10;
+
+/// Picture `i`'s size: 128 KiB and 0 to 4,095 bytes, spread. Equal sizes would hide a copy whose
+/// eviction only looks for a total of exactly its budget (64 MiB is 512 pictures of 128 KiB exactly).
+pub fn size_of(i: usize) -> usize {
+    SIZE + (i * 7919) % 4096
+}
 /// Clients fetching at once.
 const WORKERS: usize = 4;
 
@@ -30,7 +36,7 @@ pub fn plant(folder: &Path, count: usize) -> io::Result<Vec<String>> {
     let padded = padded_png_of(SIZE - 20, 64, 48);
     (0..count)
         .map(|i| {
-            let bytes = numbered_png(&padded, i as u64);
+            let bytes = numbered_png(&padded, i as u64, size_of(i) - SIZE);
             let name = media_name(PictureFormat::Png, &bytes);
             let mut file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(folder.join(&name))?;
             io::Write::write_all(&mut file, &bytes)?;
@@ -102,7 +108,7 @@ mod tests {
         assert_eq!(unique.len(), 5);
         for (i, name) in names.iter().enumerate() {
             let bytes = fs::read(folder.join(name)).expect("read");
-            assert_eq!(bytes.len(), SIZE, "picture {i}");
+            assert_eq!(bytes.len(), size_of(i), "picture {i}");
             assert_eq!(*name, format!("{}.png", fixtures::images::sha256_hex(&bytes)));
             assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "picture {i} is a PNG");
             assert_eq!(fs::metadata(folder.join(name)).expect("meta").permissions().mode() & 0o777, 0o600);
