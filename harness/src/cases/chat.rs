@@ -149,6 +149,15 @@ pub fn cases() -> Vec<Case> {
             ["non-ascii-content-mangled"]
         ),
         case!(
+            "chat.system-message-and-tools-one-turn",
+            "4.8",
+            Must,
+            BASIC,
+            "a leading system message and the offered tools make one system turn: beside the tools the message adds exactly its text's bytes (a turn of its own would add its markers too); alone it is a turn with markers",
+            system_and_tools_one_turn,
+            ["system-turn-split"]
+        ),
+        case!(
             "chat.max-tokens-other-values-refused",
             "4.1",
             Must,
@@ -372,6 +381,35 @@ async fn non_ascii_answer_and_call(ctx: Ctx) -> CheckResult {
     let arguments: Value = serde_json::from_str(&arguments).unwrap_or_default();
     expect_eq("the streamed call arguments", &json!({"q": "çà 世"}), &arguments)?;
     expect_eq("finish_reason", Some("tool_calls"), streamed.finish_reason())
+}
+
+async fn system_and_tools_one_turn(ctx: Ctx) -> CheckResult {
+    let tokens = |system: bool, tools: bool| {
+        let mut messages = Vec::new();
+        if system {
+            messages.push(json!({"role": "system", "content": "Be brief."}));
+        }
+        messages.push(json!({"role": "user", "content": "hi"}));
+        let mut body = json!({"messages": messages, "max_tokens": 1});
+        if tools {
+            body["tools"] = own_tool();
+        }
+        let http = ctx.http.clone();
+        async move { super::common::prompt_tokens(&complete(&http, &body).await?) }
+    };
+    let (neither, system, tools, both) = (
+        tokens(false, false).await?,
+        tokens(true, false).await?,
+        tokens(false, true).await?,
+        tokens(true, true).await?,
+    );
+    let text = "Be brief.".len() as i64;
+    expect_eq("tokens the system message adds beside the tools (its text's bytes: one turn)", text, both - tools)?;
+    expect(
+        system - neither > text,
+        "alone, the system message is a turn of its own (its text and the turn's markers)",
+        format!("{} tokens for its {text} bytes", system - neither),
+    )
 }
 
 async fn max_tokens_other_values(ctx: Ctx) -> CheckResult {
