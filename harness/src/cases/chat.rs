@@ -158,6 +158,15 @@ pub fn cases() -> Vec<Case> {
             ["system-turn-split"]
         ),
         case!(
+            "chat.many-messages-filling-the-context",
+            "4.7",
+            Must,
+            BASIC,
+            "2,000 messages of 100 bytes (a prompt of about 220,000 of the 262,144 tokens) fit the context and are answered, with the prompt tokens counted",
+            many_messages,
+            ["messages-capped"]
+        ),
+        case!(
             "chat.max-tokens-other-values-refused",
             "4.1",
             Must,
@@ -409,6 +418,19 @@ async fn system_and_tools_one_turn(ctx: Ctx) -> CheckResult {
         system - neither > text,
         "alone, the system message is a turn of its own (its text and the turn's markers)",
         format!("{} tokens for its {text} bytes", system - neither),
+    )
+}
+
+async fn many_messages(ctx: Ctx) -> CheckResult {
+    let messages: Vec<Value> = (0..2000)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("{i:05}{}", "m".repeat(95))}))
+        .collect();
+    let answer = complete(&ctx.http, &json!({"messages": messages, "max_tokens": 1})).await?;
+    let prompt = super::common::prompt_tokens(&answer)?;
+    expect(
+        (200_000..262_144).contains(&prompt),
+        "prompt tokens: the 200,000 bytes of text and each message's markers, within the context",
+        prompt.to_string(),
     )
 }
 
