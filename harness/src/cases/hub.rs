@@ -120,6 +120,15 @@ pub fn cases() -> Vec<Case> {
             ["failed-servers-hidden"]
         ),
         case!(
+            "mcp.status-starting-while-a-server-starts",
+            "5.8",
+            Must,
+            crate::scenario::LAUNCHES,
+            "a stdio server that takes 2 s to start is `starting` in GET /mcp right after the ready line, then `ready`",
+            status_starting,
+            ["status-idle-while-starting"]
+        ),
+        case!(
             "mcp.tools-offered-as-functions",
             "5.7",
             Must,
@@ -245,6 +254,21 @@ pub(super) async fn offered_tools(ctx: &Ctx) -> Result<Vec<Value>, crate::case::
     }
     expect(!offered.is_empty(), "GET /mcp lists the fixture's tools", status.to_string())?;
     Ok(offered)
+}
+
+async fn status_starting(ctx: Ctx) -> CheckResult {
+    let exe = crate::running::mediacheck_exe()?;
+    let slow = format!("sleep 2; exec '{}' fixture-mcp", exe.display());
+    let config = json!({"mcp_servers": {"slow": {"command": "sh", "args": ["-c", slow]}}});
+    let server = ctx.start_running(&config, &[], &[]).await?;
+    let early: Value = server.http.get("/mcp").send().await?.json()?;
+    expect_eq(
+        "the slow server's status right after the ready line",
+        &json!("starting"),
+        &early["servers"][0]["status"],
+    )?;
+    let settled = super::common::settled_mcp_status(&server.http, 20).await?;
+    expect_eq("its status once started", &json!("ready"), &settled["servers"][0]["status"])
 }
 
 async fn offered_as_functions(ctx: Ctx) -> CheckResult {
