@@ -89,13 +89,18 @@ pub const SECRET: &str = "gen-secret-k3y-ç";
 
 /// Configurations of 0 to 5 typed keys (drawn from all of them), now and then an unknown key and a key.
 pub fn configs() -> impl Strategy<Value = GeneratedConfig> {
-    let settings = prop::collection::vec((0..KEYS.len(), 0..VALUES.len()), 0..6).prop_map(|mut pairs| {
+    // A value the key takes 7 times in 10, so that many configurations start (and show their warnings).
+    let setting = (0..KEYS.len(), prop::bool::weighted(0.7), any::<usize>()).prop_map(|(key, taken, pick)| {
+        let fitting: Vec<usize> = (0..VALUES.len()).filter(|&v| takes(KEYS[key].1, &value(v)) == taken).collect();
+        (key, fitting[pick % fitting.len()])
+    });
+    let settings = prop::collection::vec(setting, 0..6).prop_map(|mut pairs| {
         let mut seen = std::collections::BTreeSet::new();
         pairs.retain(|(key, _)| seen.insert(*key));
         pairs
     });
     let key = prop_oneof![2 => Just(ApiKey::Absent), 2 => Just(ApiKey::Secret), 1 => Just(ApiKey::SecretInAList)];
-    (settings, prop::option::weighted(0.3, (0usize..3, 0..VALUES.len())), key)
+    (settings, prop::option::weighted(0.5, (0usize..3, 0..VALUES.len())), key)
         .prop_map(|(settings, unknown, key)| GeneratedConfig { settings, unknown, key })
 }
 

@@ -231,15 +231,15 @@ fn crowded_block() -> impl Strategy<Value = Block> {
             data: Data::Raster { format, width, height, seed },
             mime,
         });
-    prop_oneof![3 => cached, 1 => uncached, 1 => block()]
+    prop_oneof![4 => cached, 1 => uncached, 1 => block()]
 }
 
-/// Results of 0 to 9 blocks, and one in four crowded with 3 to 8 pictures, most of them cached (so the
+/// Results of 0 to 9 blocks, and one in four crowded with 5 to 9 pictures, most of them cached (so the
 /// 4-picture cap is met often); a fifth of them errors.
 pub fn results() -> impl Strategy<Value = GeneratedResult> {
     let blocks = prop_oneof![
         3 => prop::collection::vec(block(), 0..10),
-        1 => prop::collection::vec(crowded_block(), 3..9),
+        1 => prop::collection::vec(crowded_block(), 5..10),
     ];
     (blocks, prop::bool::weighted(0.2)).prop_map(|(blocks, is_error)| GeneratedResult { blocks, is_error })
 }
