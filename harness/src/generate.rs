@@ -127,3 +127,19 @@ where
         }),
     }
 }
+
+/// Of 1,000 runs of `n` values of `strategy` (seeds 0 to 999), how many hold a value `wanted` says
+/// yes to: what the broken-variants test relies on when a generated case names a variant.
+#[cfg(test)]
+pub(crate) fn runs_holding<S: Strategy>(strategy: S, n: usize, wanted: impl Fn(&S::Value) -> bool) -> usize {
+    use proptest::strategy::ValueTree;
+    (0..1000u64)
+        .filter(|seed| {
+            let mut key = [0u8; 32];
+            key[..8].copy_from_slice(&seed.to_le_bytes());
+            let mut runner =
+                TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &key));
+            (0..n).any(|_| strategy.new_tree(&mut runner).is_ok_and(|tree| wanted(&tree.current())))
+        })
+        .count()
+}

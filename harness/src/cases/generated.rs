@@ -105,9 +105,11 @@ pub fn cases() -> Vec<Case> {
                 "no-round-limit",
                 "round-limit-off-by-one",
                 "skipped-as-error",
+                "unfinished-calls-run",
                 "event-shape",
                 "tool-calls-finish-stop",
-                "own-tools-stop-mcp"
+                "own-tools-stop-mcp",
+                "length-cut-calls-run"
             ]
         ),
         case!(
