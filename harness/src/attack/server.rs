@@ -8,6 +8,9 @@ use std::time::Duration;
 use crate::http::Http;
 use crate::target::{ServerError, expand, free_port, wait_for_health};
 
+/// The configuration's file name without `.json`: the cache folder is named after it (SPEC 8.3).
+const CONFIG_STEM: &str = "attack";
+
 /// A started server process.
 pub struct UnderAttack {
     /// `http://127.0.0.1:PORT`.
@@ -20,7 +23,7 @@ impl UnderAttack {
     /// Writes `config`, starts `template` on a free port and waits for `/health`.
     pub async fn start(template: &str, config: &serde_json::Value) -> Result<Self, ServerError> {
         let dir = tempfile::tempdir().map_err(|source| ServerError::Io { what: "no temp folder", source })?;
-        let path = dir.path().join("attack.json");
+        let path = dir.path().join(format!("{CONFIG_STEM}.json"));
         std::fs::write(&path, config.to_string())
             .map_err(|source| ServerError::Io { what: "could not write the configuration", source })?;
         let port = free_port()?;
@@ -39,9 +42,9 @@ impl UnderAttack {
         Ok(Self { base, child, dir })
     }
 
-    /// Its cache folder: `attack.tool-media/` beside its configuration `attack.json` (SPEC 8.3).
+    /// Its cache folder, `<config-stem>.tool-media/` beside its configuration (SPEC 8.3).
     pub fn media_folder(&self) -> std::path::PathBuf {
-        self.dir.path().join("attack.tool-media")
+        self.dir.path().join(format!("{CONFIG_STEM}.tool-media"))
     }
 
     /// Its peak resident memory so far, in MiB.

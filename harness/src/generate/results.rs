@@ -152,20 +152,15 @@ fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
 }
 
+/// A raster picture of one of `formats`, 1 to `side - 1` pixels a side.
+fn raster(formats: Vec<PictureFormat>, side: u32) -> impl Strategy<Value = Data> {
+    (prop::sample::select(formats), 1..side, 1..side, any::<u32>())
+        .prop_map(|(format, width, height, seed)| Data::Raster { format, width, height, seed })
+}
+
 fn data() -> impl Strategy<Value = Data> {
-    let raster = (
-        prop_oneof![
-            Just(PictureFormat::Png),
-            Just(PictureFormat::Jpeg),
-            Just(PictureFormat::Webp),
-            Just(PictureFormat::Gif),
-            Just(PictureFormat::Bmp)
-        ],
-        1u32..40,
-        1u32..40,
-        any::<u32>(),
-    )
-        .prop_map(|(format, width, height, seed)| Data::Raster { format, width, height, seed });
+    use PictureFormat::*;
+    let raster = raster(vec![Png, Jpeg, Webp, Gif, Bmp], 40);
     prop_oneof![
         8 => raster,
         1 => Just(Data::Svg),
@@ -224,17 +219,8 @@ fn uncached_candidate() -> impl Strategy<Value = Block> {
 /// A PNG, JPEG or WebP picture in an image block (the kind that is cached), a candidate that is not
 /// (8.4: it takes none of the 4 places), or any other block.
 fn crowded_block() -> impl Strategy<Value = Block> {
-    let cached = (
-        prop_oneof![Just(PictureFormat::Png), Just(PictureFormat::Jpeg), Just(PictureFormat::Webp)],
-        1u32..24,
-        1u32..24,
-        any::<u32>(),
-        mime(),
-    )
-        .prop_map(|(format, width, height, seed, mime)| Block::Image {
-            data: Data::Raster { format, width, height, seed },
-            mime,
-        });
+    use PictureFormat::*;
+    let cached = (raster(vec![Png, Jpeg, Webp], 24), mime()).prop_map(|(data, mime)| Block::Image { data, mime });
     prop_oneof![4 => cached, 1 => uncached_candidate(), 1 => block()]
 }
 
