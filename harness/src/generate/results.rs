@@ -384,12 +384,9 @@ fn cached_by_block(result: &GeneratedResult, image_results: bool) -> Vec<Option<
 /// The tokens the tool message of the next pass holds (6.5, 8.8): its text's UTF-8 bytes, and each
 /// cached picture's 12.2 image tokens and its two markers when there is a vision encoder.
 pub fn tool_message_tokens(result: &GeneratedResult, mode: Mode) -> u64 {
-    if !mode.vision {
-        let (event, _) = expected(result, mode.image_results);
-        return event["text"].as_str().map_or(0, str::len) as u64;
-    }
     let cached = cached_by_block(result, mode.image_results);
-    if result.is_error || cached.iter().all(Option::is_none) {
+    if !mode.vision || cached.iter().all(Option::is_none) {
+        // Every picture is its 7.1 text: the message is the event's text (an error caches none).
         let (event, _) = expected(result, mode.image_results);
         return event["text"].as_str().map_or(0, str::len) as u64;
     }
