@@ -294,6 +294,21 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
         harness::generate::settings().seed,
         harness::generate::settings().budget
     );
+    if std::env::var_os(harness::browser::driver::WIDTHS_VARIABLE).is_some() {
+        match harness::browser::driver::widths() {
+            Ok(widths) => eprintln!(
+                "page cases at widths {widths:?} only ({}): a quick check, not a conformance claim",
+                harness::browser::driver::WIDTHS_VARIABLE
+            ),
+            Err(error) => eprintln!("mediacheck: {error}: the page cases will not run"),
+        }
+    }
+    if let Ok(cap) = std::env::var(harness::browser::page::WAIT_CAP_VARIABLE) {
+        eprintln!(
+            "page waits capped at {cap} s ({}): a quick check, not a conformance claim",
+            harness::browser::page::WAIT_CAP_VARIABLE
+        );
+    }
     let mut done = 0;
     let verdicts = runtime.block_on(runner::run_at_once(&selected, &target, stop, jobs, |verdict| {
         done += 1;

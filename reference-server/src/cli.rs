@@ -1,7 +1,8 @@
 //! The command line, shared by the `reference-server` binary and the tools that start the same server
 //! as a process (`mediacheck serve-reference`, `fixtures/broken`): `reference-server --config FILE
-//! [--host H] [--port P] [--api-key K] [--script TEXT]... [--mcp-config FILE]`. A bad value is one line
-//! naming it and exit code 2; when ready it prints `listening on http://HOST:PORT` (SPEC 1.2, 1.3).
+//! [--host H] [--port P] [--api-key K] [--script TEXT]... [--mcp-config FILE] [--web-dir DIR]`. A bad
+//! value is one line naming it and exit code 2; when ready it prints `listening on http://HOST:PORT`
+//! (SPEC 1.2, 1.3).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,10 @@ struct Cli {
     /// A file of MCP servers, {"mcpServers": {...}}, merged after the configuration's.
     #[arg(long)]
     mcp_config: Option<PathBuf>,
+    /// Development: read the page's files (index.html, web/*.js, web/app.css) from this folder on every
+    /// request instead of the copies compiled in.
+    #[arg(long)]
+    web_dir: Option<PathBuf>,
 }
 
 /// Exit code for a configuration the server cannot use.
@@ -86,6 +91,7 @@ where
         env_allowed_hosts: std::env::var("STRATA_ALLOWED_HOSTS").ok(),
         scripts: cli.scripts,
         mcp_config: cli.mcp_config,
+        web_dir: cli.web_dir,
     };
     let loaded = match RunConfig::load(&cli.config, &overrides) {
         Ok(loaded) => loaded,

@@ -30,6 +30,8 @@ pub struct Overrides {
     pub scripts: Vec<String>,
     /// `--mcp-config FILE`.
     pub mcp_config: Option<PathBuf>,
+    /// `--web-dir DIR` (development): the page's files are read from this folder.
+    pub web_dir: Option<PathBuf>,
 }
 
 /// Why the server refuses to start. Each renders as one line; the binary exits with code 2.
@@ -187,6 +189,9 @@ pub struct RunConfig {
     pub mcp: McpSettings,
     /// The MCP servers, in the order they were named (a later name wins).
     pub mcp_servers: Vec<McpServerSpec>,
+    /// Development only (`--web-dir`): the folder the page's files are read from on every request,
+    /// instead of the copies compiled into the binary (so a changed page needs no rebuild).
+    pub web_dir: Option<PathBuf>,
     /// The vision encoder, when configured.
     pub vision: Option<VisionSettings>,
 }
@@ -301,6 +306,7 @@ impl RunConfig {
             engine,
             mcp,
             mcp_servers,
+            web_dir: overrides.web_dir.clone(),
             vision,
         };
         Ok(Loaded { config, warnings })

@@ -115,6 +115,26 @@ mod tests {
         assert_eq!(budget.reserve_at(t + 86_401), Ok(()), "a call 24 hours old no longer counts");
     }
 
+    /// `reserve` and `used_today` count back from the clock's now: a call recorded 25 hours ago no longer
+    /// counts against the day, nor one 11 minutes ago against the 10 minutes (a clock stuck at the
+    /// epoch would count every call ever made).
+    #[test]
+    fn reserve_and_used_today_read_the_real_clock() {
+        let dir = tempfile::tempdir().expect("dir");
+        let now = now_seconds();
+        assert!(now > 1_700_000_000, "the clock reads a date after 2023: {now}");
+        let day = Budget::new(&dir.path().join("day.sqlite3"), 1, 5);
+        assert_eq!(day.reserve_at(now - 25 * 3_600), Ok(()));
+        assert_eq!(day.used_today(), Ok(0), "a call 25 hours old is not today's");
+        assert_eq!(day.reserve(), Ok(()), "the day's one call is free again");
+        assert_eq!(day.used_today(), Ok(1));
+        assert_eq!(day.reserve(), Err(BudgetError::Day(1)));
+        let ten = Budget::new(&dir.path().join("ten.sqlite3"), 5, 1);
+        assert_eq!(ten.reserve_at(now - 11 * 60), Ok(()));
+        assert_eq!(ten.reserve(), Ok(()), "a call 11 minutes old is out of the 10 minutes");
+        assert_eq!(ten.reserve(), Err(BudgetError::TenMinutes(1)));
+    }
+
     #[test]
     fn the_day_is_a_rolling_24_hours_not_a_calendar_day() {
         let dir = tempfile::tempdir().expect("dir");

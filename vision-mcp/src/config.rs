@@ -139,6 +139,28 @@ mod tests {
         move |k| map.get(k).cloned()
     }
 
+    /// What a log or a panic may show of the settings: the limits and the model, never the key or the
+    /// token.
+    #[test]
+    fn debug_shows_the_limits_and_never_the_secrets() {
+        let settings = Settings::from_env(
+            env(&[
+                ("OPENAI_API_KEY", "sk-SECRET-KEY"),
+                ("VISION_MCP_TOKEN", "SECRET-TOKEN-0123456789-0123456789"),
+                ("VISION_MAX_CALLS_PER_DAY", "77"),
+                ("VISION_MAX_CALLS_PER_10_MIN", "7"),
+                ("VISION_MAX_OUTPUT_TOKENS", "333"),
+            ]),
+            true,
+        )
+        .expect("settings");
+        let shown = format!("{settings:?}");
+        for wanted in ["Settings", "max_calls_per_day: 77", "max_calls_per_10_min: 7", "max_output_tokens: 333"] {
+            assert!(shown.contains(wanted), "{wanted} in {shown}");
+        }
+        assert!(!shown.contains("SECRET"), "{shown}");
+    }
+
     #[test]
     fn the_key_is_required_and_the_token_for_http() {
         assert_eq!(Settings::from_env(env(&[]), false).err().map(|e| e.variable), Some("OPENAI_API_KEY"));
@@ -170,6 +192,28 @@ mod tests {
                 Settings::from_env(env(&[("OPENAI_API_KEY", "sk-x"), (variable, value)]), false).expect_err(variable);
             assert_eq!(err.variable, variable);
         }
+    }
+
+    /// The token's length counts characters, at the bound: 31 refused, 32 accepted (in bytes, 31 `é` would
+    /// be 62); a host is refused when it holds a slash or a space, either one.
+    #[test]
+    fn the_token_bound_counts_characters_and_hosts_refuse_slashes_and_spaces() {
+        for (token, accepted) in [
+            ("t".repeat(MIN_TOKEN_CHARS - 1), false),
+            ("t".repeat(MIN_TOKEN_CHARS), true),
+            ("é".repeat(MIN_TOKEN_CHARS - 1), false),
+            ("é".repeat(MIN_TOKEN_CHARS), true),
+        ] {
+            let result = Settings::from_env(env(&[("OPENAI_API_KEY", "sk-x"), ("VISION_MCP_TOKEN", &token)]), true);
+            assert_eq!(result.is_ok(), accepted, "{} characters of {:?}", token.chars().count(), &token[..2]);
+        }
+        for hosts in ["nas/x:*", "nas x:*", "ok:*,bad/host"] {
+            let result = Settings::from_env(env(&[("OPENAI_API_KEY", "sk-x"), ("MCP_ALLOWED_HOSTS", hosts)]), false);
+            assert_eq!(result.err().map(|e| e.variable), Some("MCP_ALLOWED_HOSTS"), "{hosts}");
+        }
+        let fine =
+            Settings::from_env(env(&[("OPENAI_API_KEY", "sk-x"), ("MCP_ALLOWED_HOSTS", "nas:*, Nas2:8001")]), false);
+        assert_eq!(fine.expect("valid").allowed_hosts, ["nas:*", "nas2:8001"]);
     }
 
     #[test]

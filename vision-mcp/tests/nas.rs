@@ -347,3 +347,142 @@ async fn check_reads_only_the_start_of_a_refusal_that_never_ends() {
     assert!(stderr.contains("refused the check (HTTP 403): no explanation given"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(8), "check took {:?}", started.elapsed());
 }
+
+/// check reads the first 16 KiB of a refusal and no more: a JSON error of exactly 16,384 bytes is
+/// read and its message shown, one of 16,383 too, and one of 16,385 bytes is cut, so it is "no
+/// explanation given". The body comes in two chunks, 1,000 bytes and the rest, so the cut must count
+/// what the first one brought.
+#[tokio::test]
+async fn check_reads_a_refusal_up_to_16_kib_and_not_a_byte_more() {
+    const CAP: usize = 16 * 1024;
+    for (size, shown) in [(CAP - 1, true), (CAP, true), (CAP + 1, false)] {
+        let frame = r#"{"error":""}"#.len();
+        let message = format!("refused: {}", "é".repeat((size - frame - 9) / 2)) + &"x".repeat((size - frame - 9) % 2);
+        let body = serde_json::json!({ "error": message }).to_string();
+        assert_eq!(body.len(), size);
+        let refusing = axum::Router::new().fallback(move || {
+            let (first, rest) = body.as_bytes().split_at(1000);
+            let chunks = [Ok::<_, std::io::Error>(first.to_vec()), Ok(rest.to_vec())];
+            std::future::ready((
+                axum::http::StatusCode::FORBIDDEN,
+                axum::body::Body::from_stream(futures::stream::iter(chunks)),
+            ))
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, refusing).await });
+        let output = binary().args(["check", &url]).env("VISION_MCP_TOKEN", TOKEN).output().await.expect("runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{size}: {stderr}");
+        let expected = if shown { message.clone() } else { "no explanation given".into() };
+        assert!(stderr.contains(&format!("refused the check (HTTP 403): {expected}")), "{size}: {stderr}");
+    }
+}
+
+/// The startup warning about the usage database (`VISION_USAGE_DB cannot be used`) is printed when the
+/// file cannot be opened — here its folder is a regular file — and only then: a usable database
+/// starts quietly. The binary runs over stdio with stdin closed, so it stops after its startup.
+#[tokio::test]
+async fn the_usage_db_warning_is_printed_when_it_cannot_be_used_and_only_then() {
+    const WARNING: &str = "VISION_USAGE_DB cannot be used";
+    let setup = Setup::new(20, 3);
+    let not_a_folder = setup.dir.path().join("not-a-folder");
+    std::fs::write(&not_a_folder, b"a file").expect("file");
+    for (db, warned) in [(setup.dir.path().join("usage.sqlite3"), false), (not_a_folder.join("usage.sqlite3"), true)] {
+        let output = support::stdio_command(&setup)
+            .env("VISION_USAGE_DB", &db)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(20), output).await.expect("stops").expect("ran");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.matches(WARNING).count(), usize::from(warned), "{}: {stderr}", db.display());
+    }
+}
+
+/// Refusals are logged once per client, reason and value, each naming the setting that would admit
+/// it: a wrong token three times is one line naming VISION_MCP_TOKEN (not the host settings), and a
+/// refused Host twice is one line naming MCP_ALLOWED_HOSTS.
+#[tokio::test]
+async fn each_refusal_is_logged_once_naming_the_setting_that_admits_it() {
+    let setup = Setup::new(20, 3);
+    let (mut child, line) = support::spawn_http(&setup).await;
+    let url = line.strip_prefix("listening on ").expect(&line).to_string();
+    let client = reqwest::Client::builder().no_proxy().build().expect("client");
+    let post = |token: &str, host: Option<&str>| {
+        let mut request = client
+            .post(&url)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        if let Some(host) = host {
+            request = request.header("host", host);
+        }
+        request.send()
+    };
+    // A 401 says how to authenticate (RFC 9110 11.6.1: WWW-Authenticate: Bearer); a 403 does not.
+    for _ in 0..3 {
+        let refused = post("wrong-token", None).await.expect("answered");
+        assert_eq!(refused.status(), 401);
+        assert_eq!(refused.headers().get("www-authenticate").map(|v| v.as_bytes()), Some(&b"Bearer"[..]));
+    }
+    for _ in 0..2 {
+        let refused = post(TOKEN, Some("evil.example:8000")).await.expect("answered");
+        assert_eq!(refused.status(), 403);
+        assert_eq!(refused.headers().get("www-authenticate"), None);
+    }
+    child.start_kill().expect("killed");
+    let _ = child.wait().await;
+    let log = std::fs::read_to_string(support::http_log(&setup)).expect("the log");
+    let token_lines: Vec<_> = log.lines().filter(|l| l.contains("without a valid token")).collect();
+    assert_eq!(token_lines.len(), 1, "{log}");
+    assert!(token_lines[0].contains("VISION_MCP_TOKEN") && !token_lines[0].contains("MCP_ALLOWED_HOSTS"), "{log}");
+    let host_lines: Vec<_> = log.lines().filter(|l| l.contains("evil.example")).collect();
+    assert_eq!(host_lines.len(), 1, "{log}");
+    assert!(host_lines[0].contains("MCP_ALLOWED_HOSTS"), "{log}");
+    assert!(!log.contains("wrong-token") && !log.contains(TOKEN), "no token in the log: {log}");
+}
+
+/// The image folder is checked at startup: missing, or a file, stops the server (exit 2, one line);
+/// a folder it may not enter — here its parent is closed to UID 10001 — is a warning and the server
+/// runs on; a usable folder starts without either.
+#[tokio::test]
+async fn the_image_folder_is_checked_at_startup() {
+    let setup = Setup::new(20, 3);
+    let a_file = setup.write("a.png", &png(20, 20));
+    let run = |mut command: tokio::process::Command, root: std::path::PathBuf| async move {
+        let output = command
+            .env("VISION_IMAGE_ROOT", root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(20), output).await.expect("stops").expect("ran");
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    for root in [setup.dir.path().join("missing"), a_file] {
+        let (code, stderr) = run(support::stdio_command(&setup), root).await;
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains("VISION_IMAGE_ROOT: not a folder"), "{stderr}");
+    }
+    let (code, stderr) = run(support::stdio_command(&setup), setup.root.clone()).await;
+    assert_ne!(code, Some(2), "{stderr}");
+    assert!(!stderr.contains("VISION_IMAGE_ROOT"), "a usable folder starts quietly: {stderr}");
+
+    let closed = tempfile::tempdir().expect("dir");
+    let inner = closed.path().join("share");
+    std::fs::create_dir(&inner).expect("share");
+    chmod(&inner, 0o755);
+    chmod(closed.path(), 0o700);
+    let db = tempfile::tempdir().expect("db dir");
+    chmod(db.path(), 0o777);
+    let mut command = as_container_user();
+    command.env_clear().env("OPENAI_API_KEY", KEY).env("VISION_USAGE_DB", db.path().join("usage.sqlite3"));
+    let (code, stderr) = run(command, inner).await;
+    assert_ne!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("VISION_IMAGE_ROOT: permission denied") && stderr.contains("uid 10001"), "{stderr}");
+}

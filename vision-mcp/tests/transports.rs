@@ -134,9 +134,18 @@ async fn the_binary_refuses_every_method_without_the_token() {
     let (_child, ready) = support::spawn_http(&setup).await;
     let url = ready.strip_prefix("listening on ").expect("the ready line").to_string();
     let client = reqwest::Client::new();
+    // Wrong tokens of the right length (the last or the first character changed), one character short
+    // and one long, and the right one without its "Bearer " prefix.
+    let (head, last) = TOKEN.split_at(TOKEN.len() - 1);
+    let same_size_last = format!("Bearer {head}{}", if last == "x" { "y" } else { "x" });
+    let same_size_first = format!("Bearer x{}", &TOKEN[1..]);
+    let (short, long) = (format!("Bearer {head}"), format!("Bearer {TOKEN}x"));
+    let wrong = [same_size_last.as_str(), same_size_first.as_str(), short.as_str(), long.as_str()];
     for method in ["GET", "DELETE", "POST", "PUT", "PATCH", "HEAD", "OPTIONS"] {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
-        for token in [None, Some("Bearer wrong-token-of-the-same-size-xxxxxxxx"), Some("Bearer "), Some(TOKEN)] {
+        let refused =
+            [None, Some("Bearer wrong-token"), Some("Bearer "), Some(TOKEN)].into_iter().chain(wrong.map(Some));
+        for token in refused {
             let mut request = client
                 .request(method.clone(), &url)
                 .header("accept", "application/json, text/event-stream")

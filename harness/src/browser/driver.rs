@@ -16,6 +16,27 @@ use crate::check::CheckError;
 
 /// The widths every page case runs at, in CSS pixels.
 pub const WIDTHS: [u32; 5] = [320, 390, 640, 768, 1280];
+/// The environment variable that narrows the widths (a comma-separated subset of [`WIDTHS`]), for
+/// a quick judge such as the page's mutation run (ci/stryker/judge.sh); unset, every width.
+pub const WIDTHS_VARIABLE: &str = "MEDIACHECK_PAGE_WIDTHS";
+
+/// The widths the page cases run at: [`WIDTHS`], or the subset `MEDIACHECK_PAGE_WIDTHS` names. A value
+/// that is not a subset of [`WIDTHS`] is an error naming it.
+pub fn widths() -> Result<Vec<u32>, String> {
+    widths_from(std::env::var_os(WIDTHS_VARIABLE).map(|v| v.to_string_lossy().into_owned()).as_deref())
+}
+
+fn widths_from(value: Option<&str>) -> Result<Vec<u32>, String> {
+    let Some(value) = value else { return Ok(WIDTHS.to_vec()) };
+    let refused = || format!("{WIDTHS_VARIABLE}={value:?}: expected some of {WIDTHS:?}, comma-separated");
+    let chosen: Vec<u32> =
+        value.split(',').map(|w| w.trim().parse::<u32>()).collect::<Result<_, _>>().map_err(|_| refused())?;
+    if chosen.is_empty() || chosen.iter().any(|w| !WIDTHS.contains(w)) {
+        return Err(refused());
+    }
+    Ok(chosen)
+}
+
 /// The viewport height.
 const HEIGHT: u32 = 800;
 
@@ -202,5 +223,24 @@ impl WebDriverCompatibleCommand for Cdp {
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
         (http::Method::POST, Some(json!({"cmd": self.cmd, "params": self.params}).to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_widths_are_all_five_or_a_subset_named() {
+        assert_eq!(widths_from(None), Ok(WIDTHS.to_vec()));
+        assert_eq!(widths_from(Some("390")), Ok(vec![390]));
+        assert_eq!(widths_from(Some("1280, 320")), Ok(vec![1280, 320]));
+        for refused in ["", "391", "390,", "wide", "320;390", "-320"] {
+            let error = widths_from(Some(refused)).expect_err(refused);
+            assert!(
+                error.starts_with("MEDIACHECK_PAGE_WIDTHS=") && error.contains("320, 390, 640, 768, 1280"),
+                "{error}"
+            );
+        }
     }
 }

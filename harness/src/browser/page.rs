@@ -22,8 +22,14 @@ pub async fn js(client: &Client, script: &str) -> Result<Value, CheckError> {
     })
 }
 
-/// Waits until `condition` (a JS expression) is true, at most `seconds`.
+/// The environment variable that caps every page wait, in seconds: a quick judge (the page's
+/// mutation run, ci/stryker/judge.sh) fails a broken page sooner. Unset, each wait keeps its own bound.
+pub const WAIT_CAP_VARIABLE: &str = "MEDIACHECK_PAGE_WAIT_S";
+
+/// Waits until `condition` (a JS expression) is true, at most `seconds` (or the cap above).
 pub async fn wait_until(client: &Client, condition: &str, seconds: u64, what: &str) -> Result<(), CheckError> {
+    let cap = std::env::var(WAIT_CAP_VARIABLE).ok().and_then(|v| v.parse::<u64>().ok()).filter(|&cap| cap > 0);
+    let seconds = cap.map_or(seconds, |cap| seconds.min(cap));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
     loop {
         if js(client, &format!("return !!({condition});")).await? == json!(true) {

@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::common::{answer, call};
+use crate::browser::Session;
 use crate::browser::driver::{self, Driver};
 use crate::browser::layout::fits;
 use crate::browser::page::{
@@ -16,7 +17,6 @@ use crate::browser::page::{
     stop, wait_until,
 };
 use crate::browser::proxy::Proxy;
-use crate::browser::{Session, WIDTHS};
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -202,8 +202,9 @@ pub(super) type WidthCheck = for<'a> fn(&'a Visit<'a>) -> BoxFuture<'a, CheckRes
 
 /// Runs `check` at every width, each in a fresh browser on a restarted server.
 pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
+    let widths = driver::widths().map_err(CheckError::NotRun)?;
     let driver = driver::driver().await?;
-    for (i, width) in WIDTHS.into_iter().enumerate() {
+    for (i, width) in widths.into_iter().enumerate() {
         let http = if i == 0 { ctx.http.clone() } else { ctx.restart().await? };
         let visit = open(ctx, &driver, case, width, http.base()).await?;
         let outcome = check(&visit).await;

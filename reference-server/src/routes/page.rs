@@ -1,13 +1,21 @@
 //! The chat page (SPEC §13): `GET /` and `GET /web/<asset>`, vanilla HTML, CSS and JS compiled into the
 //! binary. Only bare asset names the page is made of are served (strata-wire C-B5), with `no-cache`.
+//! In development (`--web-dir DIR`) the same names are read from that folder on every request instead,
+//! so a changed page (a Stryker mutant, say) is served without a rebuild.
 
-use axum::extract::Path;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
+const INDEX_NAME: &str = "index.html";
 const INDEX: &str = include_str!("../../web/index.html");
+const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
 const ASSETS: [(&str, &str, &str); 8] = [
     ("app.js", JS, include_str!("../../web/app.js")),
@@ -21,20 +29,29 @@ const ASSETS: [(&str, &str, &str); 8] = [
 ];
 
 /// `GET /`.
-pub async fn index() -> Response {
-    page(StatusCode::OK, "text/html; charset=utf-8", INDEX)
+pub async fn index(State(state): State<Arc<AppState>>) -> Response {
+    serve(&state, INDEX_NAME, HTML, INDEX).await
 }
 
 /// `GET /web/<name>`.
-pub async fn asset(Path(name): Path<String>) -> Response {
+pub async fn asset(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Response {
     match ASSETS.iter().find(|(asset, _, _)| *asset == name) {
-        Some((_, mime, body)) => page(StatusCode::OK, mime, body),
+        Some((asset, mime, body)) => serve(&state, asset, mime, body).await,
         None => ApiError::not_found().into_response(),
     }
 }
 
-fn page(status: StatusCode, mime: &'static str, body: &'static str) -> Response {
-    let mut response = (status, body).into_response();
+/// The compiled-in `body`, or in development the file of that `name` (always one of the fixed names
+/// above, never a client's path) from the `--web-dir` folder.
+async fn serve(state: &AppState, name: &str, mime: &'static str, body: &'static str) -> Response {
+    let body: Cow<'static, str> = match &state.config.web_dir {
+        None => Cow::Borrowed(body),
+        Some(dir) => match tokio::fs::read_to_string(dir.join(name)).await {
+            Ok(text) => Cow::Owned(text),
+            Err(_) => return ApiError::not_found().into_response(),
+        },
+    };
+    let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

@@ -156,7 +156,7 @@ pub fn stdio_command(setup: &Setup) -> tokio::process::Command {
 }
 
 /// The vision-mcp binary over HTTP on 127.0.0.1 port 0 for this setup (killed when dropped), and its
-/// ready line, `listening on http://127.0.0.1:PORT/mcp`.
+/// ready line, `listening on http://127.0.0.1:PORT/mcp`. Its log goes to [`http_log`].
 pub async fn spawn_http(setup: &Setup) -> (tokio::process::Child, String) {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_vision-mcp"))
@@ -168,7 +168,7 @@ pub async fn spawn_http(setup: &Setup) -> (tokio::process::Child, String) {
         .env("VISION_USAGE_DB", setup.dir.path().join("usage.sqlite3"))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(http_log(setup)).expect("log file"))
         .kill_on_drop(true)
         .spawn()
         .expect("spawned");
@@ -176,4 +176,9 @@ pub async fn spawn_http(setup: &Setup) -> (tokio::process::Child, String) {
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
     stdout.read_line(&mut line).await.expect("the ready line");
     (child, line.trim().to_string())
+}
+
+/// Where [`spawn_http`] writes the server's log (stderr).
+pub fn http_log(setup: &Setup) -> PathBuf {
+    setup.dir.path().join("http.log")
 }
