@@ -18,7 +18,7 @@
 # caught by a broken environment. Every mutant's verdict, the stage that caught it and its time are
 # appended to $STRYKER_JUDGE_LOG.
 set -uo pipefail
-root="${MEDIACHECK_ROOT:?set by ci/stryker.sh}"
+bin="${STRYKER_JUDGE_BIN:?set by ci/stryker.sh: the folder of mediacheck and reference-server}"
 page=$(mktemp -d)
 report=$(mktemp)
 trap 'rm -rf "$page" "$report"' EXIT
@@ -35,9 +35,9 @@ if [ -n "${__STRYKER_ACTIVE_MUTANT__:-}" ]; then
 fi
 
 judge_once() {
-    MEDIACHECK_PAGE_WIDTHS="$1" MEDIACHECK_PAGE_WAIT_S=15 "$root/target/debug/mediacheck" run --only "$2" --fail-fast --seed 1 --json "$report" \
+    MEDIACHECK_PAGE_WIDTHS="$1" MEDIACHECK_PAGE_WAIT_S=15 "$bin/mediacheck" run --only "$2" --fail-fast --seed 1 --json "$report" \
         --screenshots "$page/screenshots" \
-        --spawn "$root/target/debug/reference-server --config {config} --port {port} {scripts} --web-dir $page" \
+        --spawn "$bin/reference-server --config {config} --port {port} {scripts} --web-dir $page" \
         >/dev/null 2>&1
     python3 - "$report" <<'PY'
 import json, sys
