@@ -124,6 +124,26 @@ async fn over_http_the_token_host_origin_and_size_are_checked() {
     );
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(300 << 10));
     assert_eq!(raw_post(&server.url, &[("authorization", &bearer)], big).await, 413, "the body cap");
+    // The cap at N-1, N and N+1 bytes (an initialize padded with JSON whitespace), declared with
+    // Content-Length and sent chunked without one.
+    let max = vision_mcp::guard::MAX_BODY;
+    for (size, status) in [(max - 1, 200), (max, 200), (max + 1, 413)] {
+        let start = initialize_body();
+        let body = start.clone() + &" ".repeat(size - start.len());
+        assert_eq!(raw_post(&server.url, &[("authorization", &bearer)], body.clone()).await, status, "{size} bytes");
+        let chunks =
+            body.into_bytes().chunks(64 << 10).map(|c| Ok::<_, std::io::Error>(c.to_vec())).collect::<Vec<_>>();
+        let chunked = reqwest::Client::new()
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", &bearer)
+            .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(chunked.status().as_u16(), status, "{size} bytes, chunked");
+    }
 }
 
 /// The running binary: every method on `/mcp` needs the token — GET (the SSE stream) and DELETE (ending
