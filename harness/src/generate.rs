@@ -132,14 +132,37 @@ where
 /// yes to: what the broken-variants test relies on when a generated case names a variant.
 #[cfg(test)]
 pub(crate) fn runs_holding<S: Strategy>(strategy: S, n: usize, wanted: impl Fn(&S::Value) -> bool) -> usize {
+    runs_holding_each(strategy, n, 1, |value| vec![wanted(value)])[0]
+}
+
+/// [`runs_holding`] for `kinds` wants at once (`wanted` says which a value holds), each value made
+/// and judged once: per want, the runs of 1,000 that hold it.
+#[cfg(test)]
+pub(crate) fn runs_holding_each<S: Strategy>(
+    strategy: S,
+    n: usize,
+    kinds: usize,
+    wanted: impl Fn(&S::Value) -> Vec<bool>,
+) -> Vec<usize> {
     use proptest::strategy::ValueTree;
-    (0..1000u64)
-        .filter(|seed| {
-            let mut key = [0u8; 32];
-            key[..8].copy_from_slice(&seed.to_le_bytes());
-            let mut runner =
-                TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &key));
-            (0..n).any(|_| strategy.new_tree(&mut runner).is_ok_and(|tree| wanted(&tree.current())))
-        })
-        .count()
+    let mut held = vec![0; kinds];
+    for seed in 0..1000u64 {
+        let mut key = [0u8; 32];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &key));
+        let mut seen = vec![false; kinds];
+        for _ in 0..n {
+            let Ok(tree) = strategy.new_tree(&mut runner) else { continue };
+            for (seen, holds) in seen.iter_mut().zip(wanted(&tree.current())) {
+                *seen |= holds;
+            }
+            if seen.iter().all(|s| *s) {
+                break;
+            }
+        }
+        for (held, seen) in held.iter_mut().zip(seen) {
+            *held += usize::from(seen);
+        }
+    }
+    held
 }

@@ -305,5 +305,29 @@ mod tests {
         }
         assert_eq!(check_name(&"QUFB".repeat(100)), Err(ImageError::NotAName));
         assert_eq!(check_name("screens/error.png"), Ok(()));
+        assert_eq!(check_name("a\0b.png"), Err(ImageError::NotARelativeName), "a NUL");
+        // The name's bound at 1,023, 1,024 and 1,025 bytes (a 2-byte character at the end).
+        for (name, accepted) in [
+            (format!("{}.png", "x".repeat(1019)), true),
+            (format!("{}é.png", "x".repeat(1018)), true),
+            (format!("{}é.png", "x".repeat(1019)), false),
+        ] {
+            assert_eq!(check_name(&name).is_ok(), accepted, "{} bytes", name.len());
+        }
+    }
+
+    /// What the client is told for each way a look-up or an open can fail.
+    #[test]
+    fn io_errors_are_named_for_the_client() {
+        for (errno, expected) in [
+            (libc::ENOENT, ImageError::Missing),
+            (libc::ENOTDIR, ImageError::Missing),
+            (libc::EACCES, ImageError::Permission),
+            (libc::ELOOP, ImageError::Link),
+            (libc::ENAMETOOLONG, ImageError::Unreadable),
+            (libc::EIO, ImageError::Unreadable),
+        ] {
+            assert_eq!(io_error(&std::io::Error::from_raw_os_error(errno)), expected, "errno {errno}");
+        }
     }
 }
