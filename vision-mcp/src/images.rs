@@ -316,6 +316,33 @@ mod tests {
         }
     }
 
+    /// The byte limit at N-1, N and N+1: a file of exactly 10 MiB is read whole, one byte more is
+    /// refused before it is read.
+    #[test]
+    fn the_byte_limit_holds_at_its_bound() {
+        let dir = tempfile::tempdir().expect("dir");
+        let max = usize::try_from(MAX_BYTES).expect("fits");
+        for (size, accepted) in [(max - 1, true), (max, true), (max + 1, false)] {
+            std::fs::write(dir.path().join("p.png"), vec![7u8; size]).expect("file");
+            match read_inside(dir.path(), "p.png") {
+                Ok(bytes) => assert!(accepted && bytes.len() == size, "{size}: read {} bytes", bytes.len()),
+                Err(error) => assert!(!accepted && error == ImageError::TooLarge, "{size}: {error:?}"),
+            }
+        }
+    }
+
+    /// Magic bytes decide the format: RIFF that is not WebP (a WAVE file) is no accepted format, and
+    /// neither is a file too short to hold WebP's header.
+    #[test]
+    fn riff_that_is_not_webp_is_not_a_picture() {
+        let mut wave = b"RIFF\x24\0\0\0WAVEfmt ".to_vec();
+        wave.resize(64, 0);
+        assert_eq!(format_of(&wave), Err(ImageError::Format));
+        assert_eq!(format_of(b"RIFF\0\0\0\0WEB"), Err(ImageError::Format));
+        assert_eq!(format_of(b"xxxx\0\0\0\0WEBPVP8 "), Err(ImageError::Format));
+        assert_eq!(format_of(b"RIFF\0\0\0\0WEBPVP8 "), Ok(ImageFormat::WebP));
+    }
+
     /// What the client is told for each way a look-up or an open can fail.
     #[test]
     fn io_errors_are_named_for_the_client() {
