@@ -343,6 +343,66 @@ mod tests {
         assert_eq!(format_of(b"RIFF\0\0\0\0WEBPVP8 "), Ok(ImageFormat::WebP));
     }
 
+    fn decoded(prepared: &Prepared) -> DynamicImage {
+        use base64::Engine as _;
+        let data = prepared.data_url.split_once(";base64,").expect("a data URL").1;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(data).expect("base64");
+        image::load_from_memory(&bytes).expect("a picture")
+    }
+
+    fn png_of(picture: DynamicImage) -> Vec<u8> {
+        let mut out = Vec::new();
+        picture.write_to(&mut Cursor::new(&mut out), ImageFormat::Png).expect("encoded");
+        out
+    }
+
+    /// A PNG keeps its transparency (only JPEG goes out as RGB), and a picture whose longer side is
+    /// exactly 512 px goes out pixel for pixel: only a longer side is shrunk.
+    #[test]
+    fn transparency_stays_and_512_px_is_not_resampled() {
+        let rgba = image::RgbaImage::from_fn(4, 3, |x, y| {
+            image::Rgba([x as u8 * 60, y as u8 * 80, 9, if x == 0 { 0 } else { 255 }])
+        });
+        let prepared = prepare(&png_of(DynamicImage::ImageRgba8(rgba.clone()))).expect("prepared");
+        assert!(prepared.data_url.starts_with("data:image/png;base64,"));
+        assert_eq!(decoded(&prepared).to_rgba8(), rgba, "alpha kept");
+        let stripes =
+            image::RgbImage::from_fn(512, 300, |x, y| image::Rgb([if (x + y) % 2 == 0 { 255 } else { 0 }, 0, 0]));
+        let prepared = prepare(&png_of(DynamicImage::ImageRgb8(stripes.clone()))).expect("prepared");
+        assert_eq!((prepared.width, prepared.height), (512, 300));
+        assert_eq!(decoded(&prepared).to_rgb8(), stripes, "not resampled");
+        let wider = image::RgbImage::from_fn(513, 300, |x, _| image::Rgb([x as u8, 0, 0]));
+        let prepared = prepare(&png_of(DynamicImage::ImageRgb8(wider))).expect("prepared");
+        assert_eq!((prepared.width, prepared.height), (512, 299));
+    }
+
+    /// A GIF frame must lie inside the canvas on both axes: one pixel out to the right or to the bottom
+    /// is refused, a frame that ends on the edge (at an offset) is not.
+    #[test]
+    fn a_gif_frame_past_the_canvas_by_one_pixel_is_refused() {
+        let gif_with = |left: u16, top: u16, width: u16, height: u16| {
+            let mut out = Vec::new();
+            {
+                let mut encoder = gif::Encoder::new(&mut out, 10, 10, &[0, 0, 0, 255, 255, 255]).expect("encoder");
+                let frame = gif::Frame {
+                    left,
+                    top,
+                    width,
+                    height,
+                    buffer: std::borrow::Cow::Owned(vec![1; usize::from(width) * usize::from(height)]),
+                    ..gif::Frame::default()
+                };
+                encoder.write_frame(&frame).expect("frame");
+            }
+            out
+        };
+        assert_eq!(gif_frames(&gif_with(1, 0, 9, 10)), Ok(1));
+        assert_eq!(gif_frames(&gif_with(0, 1, 10, 9)), Ok(1));
+        assert_eq!(gif_frames(&gif_with(1, 0, 10, 10)), Err(ImageError::Unreadable), "one column out");
+        assert_eq!(gif_frames(&gif_with(0, 1, 10, 10)), Err(ImageError::Unreadable), "one row out");
+        assert_eq!(gif_frames(&gif_with(2, 0, 9, 5)), Err(ImageError::Unreadable), "out to the right only");
+    }
+
     /// What the client is told for each way a look-up or an open can fail.
     #[test]
     fn io_errors_are_named_for_the_client() {
