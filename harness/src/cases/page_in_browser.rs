@@ -55,8 +55,55 @@ const SLOW_WRITING: Scenario = own("page-stop-writing", || {
     )
 });
 
+/// Text in the echoed argument and its result: non-ASCII, so a page that mangles it shows.
+const ECHOED: &str = "Grüße, 日本 ECHO-CANARY";
+/// One round of three calls (echo, which answers its text; add, whose answer is not its arguments;
+/// fail, an error result), then a pass that calls echo again past `max_rounds` 1: two Done blocks, an
+/// Error and a Not run.
+const TOOL_BLOCKS: Scenario = own("page-tool-blocks", || {
+    page(vec![
+        fixtures::scripts::calls_script(&[
+            ("fake__echo", &[("text", ECHOED)]),
+            ("fake__add", &[("a", "1234567"), ("b", "7654321")]),
+            ("fake__fail", &[]),
+        ]),
+        call("echo", &[("text", "past the limit")]),
+    ])
+    .set("mcp", "max_rounds", json!(1))
+});
+
+/// Text before the first call, and text the next pass writes before its own call.
+const BEFORE: &str = "Zuerst: café ① BEFORE";
+const AFTER: &str = "Danach: 日本 AFTER";
+/// A round of one call with text before it, then a pass with text and a call past `max_rounds` 1.
+const ANSWER: Scenario = own("page-answer", || {
+    page(vec![
+        call("echo", &[("text", "one")]).replacen("Let me check.", BEFORE, 1),
+        call("echo", &[("text", "two")]).replacen("Let me check.", AFTER, 1),
+    ])
+    .set("mcp", "max_rounds", json!(1))
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "page.answer-in-order-and-the-limit-said",
+            "13.13",
+            Must,
+            ANSWER,
+            "text before a call above its block and text after it below, non-ASCII intact, and a turn ended at the limit says so with a note naming max_rounds",
+            answer_in_order,
+            ["page-text-after-tools-lost", "page-limit-silent"]
+        ),
+        case!(
+            "page.tool-blocks-show-the-call",
+            "13.2",
+            Must,
+            TOOL_BLOCKS,
+            "two Done calls, an Error and a Not run: each collapsed block shows its tool, its server, its state as a word (Done, Error, Not run) and, when it ran, its time; opened, its arguments and its result text, non-ASCII intact",
+            tool_blocks_show_the_call,
+            ["page-tool-server-hidden", "page-error-shown-done", "page-arguments-hidden", "page-time-hidden"]
+        ),
         case!(
             "page.pictures-outside-collapsed-details",
             "13.2",
@@ -601,6 +648,163 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
     })
 }
 
+/// SPEC 13.2's tool block, read once at 768 px through the contract's marks only: what each block
+/// says collapsed (its visible text: the summary of a `<details>`, or what an `aria-expanded` element
+/// shows) and opened.
+async fn tool_blocks_show_the_call(ctx: Ctx) -> CheckResult {
+    let driver = driver::driver().await?;
+    let visit = open(&ctx, &driver, "page.tool-blocks-show-the-call", 768, ctx.http.base()).await?;
+    let outcome = tool_blocks_at(&visit).await;
+    if outcome.is_err() {
+        visit.session.screenshot("failed").await;
+    }
+    visit.session.close().await;
+    outcome
+}
+
+async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Echo and fail").await?;
+    let settled = format!(
+        "document.querySelectorAll('{tool}').length === 4 && \
+         [...document.querySelectorAll('{tool}')].every(t => ['done', 'error', 'skipped'].includes(t.dataset.state)) && {idle}",
+        tool = sel("tool"),
+        idle = idle()
+    );
+    wait_until(visit.client(), &settled, 30, "four tool blocks settled and the turn over").await?;
+    let read = format!(
+        "return [...document.querySelectorAll('{}')].map(t => ({{ state: t.dataset.state, text: t.innerText }}));",
+        sel("tool")
+    );
+    let collapsed = js(visit.client(), &read).await?;
+    open_every_tool(visit.client()).await?;
+    let results = format!(
+        "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
+        sel("tool"),
+        sel("tool-result")
+    );
+    wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await?;
+    let opened = js(visit.client(), &read).await?;
+    // (state, tool, the state's word, ran, an argument's text, the result's text); a call past the
+    // limit was never run, so the page was never sent its arguments and has no time to show.
+    let expected = [
+        ("done", "echo", "Done", true, ECHOED, ECHOED),
+        ("done", "add", "Done", true, "7654321", "8888888"),
+        ("error", "fail", "Error", true, "", "it failed on purpose"),
+        ("skipped", "echo", "Not run", false, "", ""),
+    ];
+    for (i, (state, tool, word, ran, argument, result)) in expected.into_iter().enumerate() {
+        let block = format!("tool block {} ({state})", i + 1);
+        expect_eq(&format!("{block}: data-state"), json!(state), collapsed[i]["state"].clone())?;
+        let summary = collapsed[i]["text"].as_str().unwrap_or_default();
+        for (what, wanted) in [("the tool", tool), ("its server", crate::scenario::FIXTURE_SERVER), ("its state", word)]
+        {
+            expect(summary.contains(wanted), format!("{block}, collapsed, shows {what}: {wanted:?}"), summary)?;
+        }
+        if ran {
+            expect(shows_a_time(summary), format!("{block}, collapsed, shows its time (as 0.1 s or 12 ms)"), summary)?;
+        }
+        let whole = opened[i]["text"].as_str().unwrap_or_default();
+        for (what, wanted) in [("its arguments", argument), ("its result text", result)] {
+            expect(whole.contains(wanted), format!("{block}, opened, shows {what}: {wanted:?}"), whole)?;
+        }
+    }
+    Ok(())
+}
+
+/// SPEC 13.13, read once at 768 px: where the answer's text sits among its tool blocks (by document
+/// order, through the contract's `bubble` and `tool` marks only), and the limit's note.
+async fn answer_in_order(ctx: Ctx) -> CheckResult {
+    let driver = driver::driver().await?;
+    let visit = open(&ctx, &driver, "page.answer-in-order-and-the-limit-said", 768, ctx.http.base()).await?;
+    let outcome = answer_in_order_at(&visit).await;
+    if outcome.is_err() {
+        visit.session.screenshot("failed").await;
+    }
+    visit.session.close().await;
+    outcome
+}
+
+async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Echo twice").await?;
+    let settled = format!(
+        "document.querySelectorAll('{tool}').length === 2 && \
+         [...document.querySelectorAll('{tool}')].every(t => ['done', 'skipped'].includes(t.dataset.state)) && {idle}",
+        tool = sel("tool"),
+        idle = idle()
+    );
+    wait_until(visit.client(), &settled, 30, "two tool blocks settled and the turn over").await?;
+    // For each text, where it sits against the two tool blocks: -1 before, 1 after (0: not found).
+    let script = format!(
+        r#"const bubbles = [...document.querySelectorAll('{bubble}')];
+        const bubble = bubbles[bubbles.length - 1];
+        const tools = [...bubble.querySelectorAll('{tool}')];
+        const place = (wanted) => {{
+            const walker = document.createTreeWalker(bubble, NodeFilter.SHOW_TEXT);
+            for (let n = walker.nextNode(); n; n = walker.nextNode()) {{
+                if (n.textContent.includes(wanted) && !tools.some(t => t.contains(n)))
+                    return tools.map(t => (t.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_PRECEDING) ? -1 : 1);
+            }}
+            return null;
+        }};
+        return {{ tools: tools.length, before: place({before:?}), after: place({after:?}), text: bubble.innerText }};"#,
+        bubble = sel("bubble"),
+        tool = sel("tool"),
+        before = BEFORE,
+        after = AFTER,
+    );
+    let facts = js(visit.client(), &script).await?;
+    expect_eq("tool blocks in the answer's bubble", json!(2), facts["tools"].clone())?;
+    let text = facts["text"].as_str().unwrap_or_default();
+    expect_eq(
+        &format!("{BEFORE:?} shown above both blocks (-1: before a block, 1: after)"),
+        json!([-1, -1]),
+        facts["before"].clone(),
+    )
+    .map_err(|e| with_text(e, text))?;
+    expect_eq(
+        &format!("{AFTER:?} shown below the first block and above the second"),
+        json!([1, -1]),
+        facts["after"].clone(),
+    )
+    .map_err(|e| with_text(e, text))?;
+    expect(text.contains("max_rounds"), "a note in the bubble naming max_rounds (the turn ended at the limit)", text)
+}
+
+/// `error` with the bubble's text added to what was seen.
+fn with_text(error: CheckError, text: &str) -> CheckError {
+    match error {
+        CheckError::Fail { expected, actual } => {
+            CheckError::Fail { expected, actual: format!("{actual}; the bubble: {text:?}") }
+        }
+        other => other,
+    }
+}
+
+/// Whether `text` holds a duration: digits (with a decimal part or not), an optional space, then `s` or
+/// `ms` as a word of its own.
+fn shows_a_time(text: &str) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len()).filter(|&i| chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_alphanumeric())).any(
+        |start| {
+            let mut i = start;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            if chars.get(i) == Some(&' ') {
+                i += 1;
+            }
+            let unit = if chars.get(i) == Some(&'m') && chars.get(i + 1) == Some(&'s') {
+                2
+            } else if chars.get(i) == Some(&'s') {
+                1
+            } else {
+                return false;
+            };
+            chars.get(i + unit).is_none_or(|c| !c.is_alphanumeric())
+        },
+    )
+}
+
 /// `async fn $case(ctx)`: the case `$id`, running `$check` at every width.
 macro_rules! every_width_cases {
     ($($case:ident = $id:literal, $check:ident;)*) => {
@@ -619,4 +823,19 @@ every_width_cases! {
     stop_marks_not_run = "page.stop-marks-calls-not-run", stop_marks_not_run_at;
     stop_marks_writing_not_run = "page.stop-marks-writing-calls-not-run", stop_marks_writing_not_run_at;
     fits_every_width = "page.fits-every-width", fits_every_width_at;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shows_a_time;
+
+    #[test]
+    fn a_time_is_digits_and_a_unit_as_a_word() {
+        for shown in ["0.1 s", "echo fake Done 12 ms", "3s", "Done 0.0 s"] {
+            assert!(shows_a_time(shown), "{shown}");
+        }
+        for not_shown in ["echo fake Done", "x2s", "12 seconds", "fake2 Done", "5 msg", "s 1"] {
+            assert!(!shows_a_time(not_shown), "{not_shown}");
+        }
+    }
 }
