@@ -401,6 +401,20 @@ mod tests {
         assert_eq!(gif_frames(&gif_with(1, 0, 10, 10)), Err(ImageError::Unreadable), "one column out");
         assert_eq!(gif_frames(&gif_with(0, 1, 10, 10)), Err(ImageError::Unreadable), "one row out");
         assert_eq!(gif_frames(&gif_with(2, 0, 9, 5)), Err(ImageError::Unreadable), "out to the right only");
+        assert_eq!(gif_frames(&gif_with(1, 1, 5, 5)), Ok(1), "a frame inside the canvas, off its edges");
+    }
+
+    /// An `acTL` chunk after IHDR makes a PNG animated, however small the file: in a 1×1 PNG the chunk
+    /// ends within a few dozen bytes of the start.
+    #[test]
+    fn a_tiny_apng_is_animated_and_a_still_png_is_not() {
+        let still = png_of(DynamicImage::ImageRgb8(image::RgbImage::new(1, 1)));
+        let ihdr_end = 8 + 4 + 4 + 13 + 4;
+        let actl = [&8u32.to_be_bytes()[..], b"acTL", &2u32.to_be_bytes(), &0u32.to_be_bytes(), &[0; 4]].concat();
+        let apng = [&still[..ihdr_end], &actl, &still[ihdr_end..]].concat();
+        assert!(apng.len() < 120, "{} bytes", apng.len());
+        assert!(png_is_animated(&apng));
+        assert!(!png_is_animated(&still));
     }
 
     /// What the client is told for each way a look-up or an open can fail.
