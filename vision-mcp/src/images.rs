@@ -417,6 +417,52 @@ mod tests {
         assert!(!png_is_animated(&still));
     }
 
+    /// A WebP (RIFF, its size, WEBP) of `chunks`, each padded to an even length as RIFF requires.
+    fn webp_of(chunks: &[(&[u8; 4], Vec<u8>)]) -> Vec<u8> {
+        let mut body = b"WEBP".to_vec();
+        for (kind, data) in chunks {
+            body.extend(*kind);
+            body.extend(u32::try_from(data.len()).expect("small").to_le_bytes());
+            body.extend(data);
+            if data.len() % 2 == 1 {
+                body.push(0);
+            }
+        }
+        [&b"RIFF"[..], &u32::try_from(body.len()).expect("small").to_le_bytes(), &body].concat()
+    }
+
+    /// WebP's animation, read from the chunks: the VP8X animation flag (0x02) alone, or an ANIM or ANMF
+    /// chunk after chunks of odd sizes (their pad byte skipped); every other VP8X flag is still, and so
+    /// is a real still WebP; a chunk claiming 4 GiB ends the walk without a panic.
+    #[test]
+    fn webp_animation_is_read_from_the_flag_and_the_chunks() {
+        let vp8x = |flags: u8| [vec![flags], vec![0; 9]].concat();
+        let animated = [
+            webp_of(&[(b"VP8X", vp8x(0x02))]),
+            webp_of(&[(b"VP8X", vp8x(0x00)), (b"ICCP", vec![1; 3]), (b"ANIM", vec![0; 6])]),
+            webp_of(&[(b"VP8X", vp8x(0x00)), (b"EXIF", vec![1; 5]), (b"XMP ", vec![1; 7]), (b"ANMF", vec![0; 16])]),
+        ];
+        for (i, bytes) in animated.iter().enumerate() {
+            assert!(webp_is_animated(bytes), "animated {i}");
+        }
+        let mut still = vec![
+            webp_of(&[(b"VP8X", vp8x(0x3C)), (b"XMP ", vec![1; 4])]),
+            webp_of(&[(b"VP8X", vp8x(0x00)), (b"ICCP", vec![b'A'; 3])]),
+        ];
+        let mut real = Vec::new();
+        DynamicImage::ImageRgb8(image::RgbImage::new(8, 8))
+            .write_to(&mut Cursor::new(&mut real), ImageFormat::WebP)
+            .expect("encoded");
+        still.push(real);
+        let mut huge = webp_of(&[(b"VP8X", vp8x(0x00))]);
+        huge.extend(b"JUNK");
+        huge.extend(u32::MAX.to_le_bytes());
+        still.push(huge);
+        for (i, bytes) in still.iter().enumerate() {
+            assert!(!webp_is_animated(bytes), "still {i}");
+        }
+    }
+
     /// What the client is told for each way a look-up or an open can fail.
     #[test]
     fn io_errors_are_named_for_the_client() {

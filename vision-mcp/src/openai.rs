@@ -177,3 +177,17 @@ impl OpenAi {
         Observation { text, input_tokens: tokens("input_tokens"), output_tokens: tokens("output_tokens") }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a log or a panic may show of the client: its model, never the key.
+    #[test]
+    fn debug_shows_the_model_and_never_the_key() {
+        let client = OpenAi::new("http://127.0.0.1:9", "sk-SECRET-KEY", "gpt-test-model", 300).expect("client");
+        let shown = format!("{client:?}");
+        assert!(shown.starts_with("OpenAi") && shown.contains("gpt-test-model"), "{shown}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+    }
+}
