@@ -318,3 +318,21 @@ async fn an_unusable_usage_database_means_no_request() {
     assert!(error.contains("usage database"), "{error}");
     assert!(requests(&server).await.is_empty());
 }
+
+/// The prompt's bound counts characters after trimming: 4,000 `é` (8,000 bytes) with spaces around is
+/// sent, 4,001 is refused without reaching the API.
+#[tokio::test]
+async fn the_prompt_bound_is_4000_characters_after_trimming() {
+    let setup = Setup::new(20, 20);
+    setup.write("ok.png", &png(16, 16));
+    let server = openai(answer("- a square", "completed")).await;
+    let analyzer = setup.analyzer(&server.uri());
+    let limit = vision_mcp::tool::MAX_PROMPT_CHARS;
+    let at_the_bound = format!("  {}\n", "é".repeat(limit));
+    assert!(analyzer.analyze("ok.png", &at_the_bound, None).await.is_ok(), "{limit} characters");
+    assert_eq!(requests(&server).await.len(), 1);
+    let over = "é".repeat(limit + 1);
+    let refused = analyzer.analyze("ok.png", &over, None).await.expect_err("one over").to_string();
+    assert_eq!(refused, format!("prompt is longer than {limit} characters"));
+    assert_eq!(requests(&server).await.len(), 1, "the refusal sent nothing");
+}
