@@ -196,3 +196,15 @@ async fn lifting_model(ctx: Ctx) -> CheckResult {
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    /// gen.lifting-model names only variants whose odds `generate::lifting::odds` checks.
+    #[test]
+    fn the_lifting_case_names_only_variants_with_checked_odds() {
+        let case = super::cases().into_iter().find(|c| c.id == "gen.lifting-model").expect("the case");
+        let unchecked: Vec<_> =
+            case.broken_by.iter().filter(|v| !crate::generate::lifting::odds::VARIANTS.contains(v)).collect();
+        assert!(unchecked.is_empty(), "add their needs to generate::lifting::odds: {unchecked:?}");
+    }
+}

@@ -733,7 +733,8 @@ async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
         idle = idle()
     );
     wait_until(visit.client(), &settled, 30, "two tool blocks settled and the turn over").await?;
-    // For each text, where it sits against the two tool blocks: -1 before, 1 after (0: not found).
+    // For each text, where it sits against the two tool blocks (-1 before, 1 after) and whether its
+    // element holds it and nothing more; null when it is not shown.
     let script = format!(
         r#"const bubbles = [...document.querySelectorAll('{bubble}')];
         const bubble = bubbles[bubbles.length - 1];
@@ -742,7 +743,11 @@ async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
             const walker = document.createTreeWalker(bubble, NodeFilter.SHOW_TEXT);
             for (let n = walker.nextNode(); n; n = walker.nextNode()) {{
                 if (n.textContent.includes(wanted) && !tools.some(t => t.contains(n)))
-                    return tools.map(t => (t.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_PRECEDING) ? -1 : 1);
+                    return {{
+                        order: tools.map(t => (t.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_PRECEDING) ? -1 : 1),
+                        exact: n.parentElement.textContent.trim() === wanted,
+                        shown: n.parentElement.textContent,
+                    }};
             }}
             return null;
         }};
@@ -755,18 +760,17 @@ async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
     let facts = js(visit.client(), &script).await?;
     expect_eq("tool blocks in the answer's bubble", json!(2), facts["tools"].clone())?;
     let text = facts["text"].as_str().unwrap_or_default();
-    expect_eq(
-        &format!("{BEFORE:?} shown above both blocks (-1: before a block, 1: after)"),
-        json!([-1, -1]),
-        facts["before"].clone(),
-    )
-    .map_err(|e| with_text(e, text))?;
-    expect_eq(
-        &format!("{AFTER:?} shown below the first block and above the second"),
-        json!([1, -1]),
-        facts["after"].clone(),
-    )
-    .map_err(|e| with_text(e, text))?;
+    let wanted = [
+        (BEFORE, "before", "above both blocks", json!([-1, -1])),
+        (AFTER, "after", "below the first block and above the second", json!([1, -1])),
+    ];
+    for (words, key, place, order) in wanted {
+        let found = &facts[key];
+        expect_eq(&format!("{words:?} shown {place} (-1: before a block, 1: after)"), order, found["order"].clone())
+            .map_err(|e| with_text(e, text))?;
+        let exact = found["exact"] == json!(true);
+        expect(exact, format!("{words:?} shown as it streamed, nothing added"), found["shown"].to_string())?;
+    }
     expect(text.contains("max_rounds"), "a note in the bubble naming max_rounds (the turn ended at the limit)", text)
 }
 
