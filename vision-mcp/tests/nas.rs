@@ -379,6 +379,13 @@ async fn check_reads_a_refusal_up_to_16_kib_and_not_a_byte_more() {
     }
 }
 
+/// Runs `command` over stdio with stdin closed, so it stops after its startup: its exit code and its log.
+async fn startup(mut command: tokio::process::Command) -> (Option<i32>, String) {
+    let output = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).kill_on_drop(true).output();
+    let output = tokio::time::timeout(Duration::from_secs(20), output).await.expect("stops").expect("ran");
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
 /// The startup warning about the usage database (`VISION_USAGE_DB cannot be used`) is printed when the
 /// file cannot be opened — here its folder is a regular file — and only then: a usable database
 /// starts quietly. The binary runs over stdio with stdin closed, so it stops after its startup.
@@ -389,15 +396,9 @@ async fn the_usage_db_warning_is_printed_when_it_cannot_be_used_and_only_then() 
     let not_a_folder = setup.dir.path().join("not-a-folder");
     std::fs::write(&not_a_folder, b"a file").expect("file");
     for (db, warned) in [(setup.dir.path().join("usage.sqlite3"), false), (not_a_folder.join("usage.sqlite3"), true)] {
-        let output = support::stdio_command(&setup)
-            .env("VISION_USAGE_DB", &db)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .output();
-        let output = tokio::time::timeout(Duration::from_secs(20), output).await.expect("stops").expect("ran");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut command = support::stdio_command(&setup);
+        command.env("VISION_USAGE_DB", &db);
+        let (_, stderr) = startup(command).await;
         assert_eq!(stderr.matches(WARNING).count(), usize::from(warned), "{}: {stderr}", db.display());
     }
 }
@@ -453,16 +454,9 @@ async fn each_refusal_is_logged_once_naming_the_setting_that_admits_it() {
 async fn the_image_folder_is_checked_at_startup() {
     let setup = Setup::new(20, 3);
     let a_file = setup.write("a.png", &png(20, 20));
-    let run = |mut command: tokio::process::Command, root: std::path::PathBuf| async move {
-        let output = command
-            .env("VISION_IMAGE_ROOT", root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .output();
-        let output = tokio::time::timeout(Duration::from_secs(20), output).await.expect("stops").expect("ran");
-        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    let run = |mut command: tokio::process::Command, root: std::path::PathBuf| {
+        command.env("VISION_IMAGE_ROOT", root);
+        startup(command)
     };
     for root in [setup.dir.path().join("missing"), a_file] {
         let (code, stderr) = run(support::stdio_command(&setup), root).await;
