@@ -592,9 +592,14 @@ fn fits_every_width_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
 
 /// The contract's marks (SPEC 13.7), read once at 768 px: what every other page case relies on.
 async fn contract_marks(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.contract-marks", contract_marks_at).await
+}
+
+/// Runs `check` once, at 768 px, in a fresh browser on the scenario's server (a screenshot when it fails).
+async fn at_768(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
     let driver = driver::driver().await?;
-    let visit = open(&ctx, &driver, "page.contract-marks", 768, ctx.http.base()).await?;
-    let outcome = contract_marks_at(&visit).await;
+    let visit = open(ctx, &driver, case, 768, ctx.http.base()).await?;
+    let outcome = check(&visit).await;
     if outcome.is_err() {
         visit.session.screenshot("failed").await;
     }
@@ -652,14 +657,7 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
 /// says collapsed (its visible text: the summary of a `<details>`, or what an `aria-expanded` element
 /// shows) and opened.
 async fn tool_blocks_show_the_call(ctx: Ctx) -> CheckResult {
-    let driver = driver::driver().await?;
-    let visit = open(&ctx, &driver, "page.tool-blocks-show-the-call", 768, ctx.http.base()).await?;
-    let outcome = tool_blocks_at(&visit).await;
-    if outcome.is_err() {
-        visit.session.screenshot("failed").await;
-    }
-    visit.session.close().await;
-    outcome
+    at_768(&ctx, "page.tool-blocks-show-the-call", |visit| Box::pin(tool_blocks_at(visit))).await
 }
 
 async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
@@ -714,14 +712,7 @@ async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
 /// SPEC 13.13, read once at 768 px: where the answer's text sits among its tool blocks (by document
 /// order, through the contract's `bubble` and `tool` marks only), and the limit's note.
 async fn answer_in_order(ctx: Ctx) -> CheckResult {
-    let driver = driver::driver().await?;
-    let visit = open(&ctx, &driver, "page.answer-in-order-and-the-limit-said", 768, ctx.http.base()).await?;
-    let outcome = answer_in_order_at(&visit).await;
-    if outcome.is_err() {
-        visit.session.screenshot("failed").await;
-    }
-    visit.session.close().await;
-    outcome
+    at_768(&ctx, "page.answer-in-order-and-the-limit-said", |visit| Box::pin(answer_in_order_at(visit))).await
 }
 
 async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
