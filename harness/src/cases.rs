@@ -2,8 +2,10 @@
 
 mod auth;
 mod chat;
+mod chat_values;
 mod common;
 mod config;
+mod config_keys;
 mod generated;
 mod health;
 mod hub;
@@ -42,10 +44,12 @@ pub(crate) use case;
 pub fn all() -> Vec<Case> {
     [
         config::cases(),
+        config_keys::cases(),
         process::cases(),
         auth::cases(),
         health::cases(),
         chat::cases(),
+        chat_values::cases(),
         hub::cases(),
         tool_loop::cases(),
         result_text::cases(),

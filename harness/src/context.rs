@@ -95,6 +95,22 @@ impl Ctx {
         self.target.launch(config).await.map_err(|e| CheckError::NotRun(e.to_string()))
     }
 
+    /// [`crate::target::Target::launch_probing`]: a launch with `extras`, and `probe` run on the server
+    /// while it serves.
+    pub async fn launch_probing<T, F, Fut>(
+        &self,
+        file: crate::target::ConfigFile,
+        port: Option<u16>,
+        extras: &crate::target::LaunchExtras<'_>,
+        probe: F,
+    ) -> Result<(Launch, Option<T>), CheckError>
+    where
+        F: FnOnce(Http) -> Fut,
+        Fut: std::future::Future<Output = T>,
+    {
+        self.target.launch_probing(file, port, extras, probe).await.map_err(|e| CheckError::NotRun(e.to_string()))
+    }
+
     /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.
     pub async fn launch_with(&self, file: crate::target::ConfigFile, port: Option<u16>) -> Result<Launch, CheckError> {
         self.target.launch_with(file, port).await.map_err(|e| CheckError::NotRun(e.to_string()))

@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod events;
+pub mod keys;
 pub mod lifting;
 pub mod results;
 

@@ -247,6 +247,24 @@ impl Target {
 
     /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.
     pub async fn launch_with(&self, file: ConfigFile, port: Option<u16>) -> Result<Launch, ServerError> {
+        let (launch, _) = self.launch_probing(file, port, &LaunchExtras::default(), |_| async {}).await?;
+        Ok(launch)
+    }
+
+    /// [`Target::launch_with`] with `extras` (arguments after the template's, environment variables),
+    /// and `probe` run on the server while it serves (once `/health` answered 200 where its ready line
+    /// says), before it is stopped: what `probe` found, or `None` when it never served.
+    pub async fn launch_probing<T, F, Fut>(
+        &self,
+        file: ConfigFile,
+        port: Option<u16>,
+        extras: &LaunchExtras<'_>,
+        probe: F,
+    ) -> Result<(Launch, Option<T>), ServerError>
+    where
+        F: FnOnce(Http) -> Fut,
+        Fut: std::future::Future<Output = T>,
+    {
         let template = self.process_template()?;
         let dir = tempfile::tempdir().map_err(io("no temp folder"))?;
         let path = dir.path().join("launch.json");
@@ -259,7 +277,7 @@ impl Target {
             Some(port) => port,
             None => free_port()?,
         };
-        let mut child = spawn_server(&template, &path, port, &[], Stdio::piped(), &[])?;
+        let mut child = spawn_server_with(&template, &path, port, &[], Stdio::piped(), extras)?;
         let mut stdout = tokio::io::BufReader::new(child.stdout.take().ok_or(ServerError::NoPipe("stdout"))?);
         let mut stderr_pipe = child.stderr.take().ok_or(ServerError::NoPipe("stderr"))?;
         let stderr_task = tokio::spawn(async move {
@@ -270,11 +288,12 @@ impl Target {
         let mut first_line = String::new();
         let read = tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut first_line)).await;
         let mut health = None;
+        let mut probed = None;
         let code = if read.is_ok_and(|r| r.is_ok_and(|n| n > 0)) {
             // Asked for port 0, the server is found where its ready line says (1.2).
             let named = first_line.trim_end().rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok());
-            let probe = if port == 0 { named.filter(|p| *p != 0) } else { Some(port) };
-            let http = probe.map(|p| Http::new(&format!("http://127.0.0.1:{p}"), None));
+            let found = if port == 0 { named.filter(|p| *p != 0) } else { Some(port) };
+            let http = found.map(|p| Http::new(&format!("http://127.0.0.1:{p}"), None));
             let mut code = None;
             for _ in 0..200 {
                 if let Ok(Some(status)) = child.try_wait() {
@@ -288,6 +307,9 @@ impl Target {
                 }
                 tokio::time::sleep(Duration::from_millis(25)).await;
             }
+            if let Some(http) = http.filter(|_| health == Some(200) && code.is_none()) {
+                probed = Some(probe(http).await);
+            }
             let _ = child.start_kill();
             let _ = child.wait().await;
             code
@@ -296,13 +318,14 @@ impl Target {
                 Ok(Ok(status)) => status.code(),
                 _ => {
                     let _ = child.start_kill();
-                    return Ok(Launch {
+                    let launch = Launch {
                         code: None,
                         health: None,
                         first_line: String::new(),
                         stderr: "(it neither printed a ready line nor exited within 30 s)".into(),
                         config_path: path,
-                    });
+                    };
+                    return Ok((launch, None));
                 }
             }
         };
@@ -311,8 +334,21 @@ impl Target {
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        Ok(Launch { code, health, first_line: first_line.trim_end().to_string(), stderr, config_path: path })
+        let launch = Launch { code, health, first_line: first_line.trim_end().to_string(), stderr, config_path: path };
+        Ok((launch, probed))
     }
+}
+
+/// What a launch adds to the template's command: arguments after its words (`--api-key K`, as SPEC
+/// 1.2 and Strata's command line have it), and environment variables (`STRATA_API_KEY`).
+#[derive(Debug, Default)]
+pub struct LaunchExtras<'a> {
+    /// Arguments after the template's.
+    pub args: Vec<String>,
+    /// Environment variables set for the process, besides this one's.
+    pub env: Vec<(&'a str, String)>,
+    /// Environment variables of this process the server does not get.
+    pub unset: Vec<&'a str>,
 }
 
 /// Starts the command `template` names for `config` on `port` (stderr piped, killed when dropped).
@@ -324,11 +360,30 @@ pub(crate) fn spawn_server(
     stdout: Stdio,
     env: &[(&str, &str)],
 ) -> Result<tokio::process::Child, ServerError> {
-    let argv = expand(template, config, port, scripts)?;
+    let extras =
+        LaunchExtras { env: env.iter().map(|&(k, v)| (k, v.to_string())).collect(), ..LaunchExtras::default() };
+    spawn_server_with(template, config, port, scripts, stdout, &extras)
+}
+
+/// [`spawn_server`] with `extras`' arguments after the template's words and its environment.
+fn spawn_server_with(
+    template: &str,
+    config: &std::path::Path,
+    port: u16,
+    scripts: &[String],
+    stdout: Stdio,
+    extras: &LaunchExtras<'_>,
+) -> Result<tokio::process::Child, ServerError> {
+    let mut argv = expand(template, config, port, scripts)?;
+    argv.extend(extras.args.iter().cloned());
     let (program, args) = argv.split_first().ok_or(ServerError::EmptyTemplate)?;
-    tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    for name in &extras.unset {
+        command.env_remove(name);
+    }
+    command
         .args(args)
-        .envs(env.iter().copied())
+        .envs(extras.env.iter().map(|(k, v)| (k, v)))
         .stdout(stdout)
         .stderr(Stdio::piped())
         .kill_on_drop(true)

@@ -4,8 +4,9 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{config, events, lifting, property, property_sharing, results};
+use crate::generate::{config, events, keys, lifting, property, property_sharing, results};
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
+use crate::target::{ConfigFile, LaunchExtras};
 use serde_json::json;
 
 /// The fixture's `staged` tool called once a request, `max_result_chars` small enough to be met often.
@@ -95,6 +96,15 @@ pub fn cases() -> Vec<Case> {
             ["config-lenient", "unknown-keys-refused", "secrets-shown"]
         ),
         case!(
+            "gen.key-source-model",
+            "1.7",
+            Must,
+            LAUNCHES,
+            "generated launches (--api-key, STRATA_API_KEY and the file's api_key each absent, a key, a key inside whitespace, empty or whitespace alone; a free port or port 0) start where the 1.2/1.7 model says and open GET /v1/models to the first given source's stripped key alone (no key and the other sources' keys 401; no source given, open to all), with one ready line naming the real port; or, when the first given source strips to nothing, stop with one line saying the key is empty, exit code 2; no key ever shown",
+            key_source_model,
+            ["api-key-flag-ignored", "env-key-over-flag", "api-key-file-wins", "empty-key-ok", "ready-line-port-zero"]
+        ),
+        case!(
             "gen.tool-turn-events-model",
             "6.2",
             Must,
@@ -136,6 +146,33 @@ async fn config_model(ctx: Ctx) -> CheckResult {
         async move {
             let launch = ctx.launch(&generated.json()).await.map_err(|e| format!("{e:?}"))?;
             config::judge(&generated, launch.code, launch.health, &launch.stderr)
+        }
+    })
+    .await
+}
+
+async fn key_source_model(ctx: Ctx) -> CheckResult {
+    property_sharing("keys", 1, keys::launches(), keys::describe, move |launch| {
+        let ctx = ctx.clone();
+        async move {
+            let extras = LaunchExtras {
+                args: launch.args(),
+                env: launch.env().map(|key| vec![("STRATA_API_KEY", key)]).unwrap_or_default(),
+                // This process's own key, if it has one, never reaches the server.
+                unset: vec!["STRATA_API_KEY"],
+            };
+            let file = ConfigFile::Bytes(launch.config().to_string().into_bytes());
+            let port = launch.port_zero.then_some(0);
+            let probe = |http: crate::http::Http| async move {
+                let mut statuses = Vec::new();
+                for key in keys::presented() {
+                    let client = crate::http::Http::new(http.base(), key.map(str::to_string));
+                    statuses.push(client.get("/v1/models").send().await.map_or(0, |reply| reply.status));
+                }
+                statuses
+            };
+            let (run, statuses) = ctx.launch_probing(file, port, &extras, probe).await.map_err(|e| format!("{e:?}"))?;
+            keys::judge(&launch, run.code, run.health, &run.first_line, &run.stderr, statuses.as_deref())
         }
     })
     .await
