@@ -2,6 +2,7 @@
 
 mod auth;
 mod chat;
+mod chat_turns;
 mod chat_values;
 mod common;
 mod config;
@@ -49,6 +50,7 @@ pub fn all() -> Vec<Case> {
         auth::cases(),
         health::cases(),
         chat::cases(),
+        chat_turns::cases(),
         chat_values::cases(),
         hub::cases(),
         tool_loop::cases(),

@@ -73,11 +73,6 @@ impl Message {
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Self { role, parts: vec![Part::Text(text.into())], tool_calls: Vec::new() }
     }
-
-    /// Whether any part is a picture.
-    pub fn has_images(&self) -> bool {
-        self.parts.iter().any(|p| matches!(p, Part::Image(_)))
-    }
 }
 
 /// A function the model may call, as offered in the prompt.
