@@ -2,6 +2,7 @@
 
 mod auth;
 mod chat;
+mod chat_room;
 mod chat_turns;
 mod chat_values;
 mod common;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Case> {
         auth::cases(),
         health::cases(),
         chat::cases(),
+        chat_room::cases(),
         chat_turns::cases(),
         chat_values::cases(),
         hub::cases(),

@@ -22,7 +22,7 @@ const TWO_PASSES: Scenario =
     own("two-passes", || Setup::mcp(None).scripts(vec![call("echo", &[("text", "hi")]), answer("done")]));
 
 /// A 1 MiB body limit.
-const ONE_MIB_BODIES: Scenario = own("one-mib-bodies", || {
+pub(super) const ONE_MIB_BODIES: Scenario = own("one-mib-bodies", || {
     let mut setup = Setup::plain();
     setup.config["max_body_mib"] = json!(1);
     setup
@@ -670,7 +670,7 @@ async fn context_boundary(ctx: Ctx) -> CheckResult {
 const LIMIT: usize = 1 << 20;
 
 /// A chat body of exactly `size` bytes.
-fn body_of(size: usize) -> String {
+pub(super) fn body_of(size: usize) -> String {
     let (head, tail) = (r#"{"messages":[{"role":"user","content":""#, r#""}],"max_tokens":1}"#);
     format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
 }
