@@ -2,6 +2,7 @@
 //! constants in [`crate::paths`]). Handlers live in one file per concern under `routes/`.
 
 mod chat;
+pub use chat::CHAT_FIELDS;
 mod media;
 mod page;
 mod status;

@@ -28,7 +28,7 @@ pub async fn completions(State(state): State<Arc<AppState>>, headers: HeaderMap,
 }
 
 /// The top-level fields of a chat request the server reads (SPEC 4.1); the rest are skipped unread.
-const CHAT_FIELDS: &[&str] = &[
+pub const CHAT_FIELDS: &[&str] = &[
     "messages",
     "tools",
     "stream",
