@@ -1,23 +1,28 @@
 //! The case registry: one file per SPEC.md section, gathered here in section order.
 
 mod auth;
+mod auth_env_hosts;
 mod chat;
+mod chat_drain;
 mod chat_room;
 mod chat_turns;
 mod chat_values;
 mod common;
 mod config;
 mod config_keys;
+mod configured_caps;
 mod generated;
 mod health;
 mod hub;
 mod lifting;
+mod log_lines;
 mod page;
 mod page_in_browser;
 mod page_layout;
 mod process;
 mod references;
 mod result_text;
+mod status_counters;
 mod tool_loop;
 mod tool_media_route;
 mod tool_pictures;
@@ -48,13 +53,18 @@ pub fn all() -> Vec<Case> {
         config::cases(),
         config_keys::cases(),
         process::cases(),
+        log_lines::cases(),
         auth::cases(),
+        auth_env_hosts::cases(),
         health::cases(),
+        status_counters::cases(),
         chat::cases(),
+        chat_drain::cases(),
         chat_room::cases(),
         chat_turns::cases(),
         chat_values::cases(),
         hub::cases(),
+        configured_caps::cases(),
         tool_loop::cases(),
         result_text::cases(),
         tool_pictures::cases(),

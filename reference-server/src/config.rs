@@ -454,3 +454,23 @@ fn vision_from(block: Option<&Value>, warnings: &mut Vec<String>) -> Result<Opti
     }
     Ok(Some(vision))
 }
+
+impl VisionBackendKind {
+    /// Its name in the configuration and in `/v1/status` (SPEC 1.10, 3.3).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Geometry => "geometry",
+            Self::Torch => "torch",
+        }
+    }
+}
+
+impl VisionDevice {
+    /// Its name in the configuration and in `/v1/status` (SPEC 1.10, 3.3).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Cuda => "cuda",
+        }
+    }
+}

@@ -108,11 +108,3 @@ impl IntoResponse for ApiError {
         response
     }
 }
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.status.as_u16(), self.kind.as_str(), self.message)
-    }
-}
-
-impl std::error::Error for ApiError {}

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 pub use geometry::Geometry;
 
-use crate::config::{StartupError, VisionBackendKind, VisionSettings};
+use crate::config::{StartupError, VisionBackendKind, VisionDevice, VisionSettings};
 use crate::media::Format;
 use crate::media::format::HeaderError;
 
@@ -32,13 +32,6 @@ pub struct Embeddings {
     pub width: usize,
     /// The values.
     pub values: Vec<f32>,
-}
-
-impl Embeddings {
-    /// The mean of every value (a cheap fingerprint for tests and logs).
-    pub fn mean(&self) -> f64 {
-        self.values.iter().map(|v| f64::from(*v)).sum::<f64>() / self.values.len().max(1) as f64
-    }
 }
 
 /// Why a picture could not be prepared: the reason in `[image omitted: …]`, or a 400's message.
@@ -66,8 +59,6 @@ pub enum PictureError {
 
 /// A vision preparation backend.
 pub trait VisionBackend: Send + Sync + 'static {
-    /// The backend's name for `/v1/status`.
-    fn name(&self) -> &'static str;
     /// The geometry it follows.
     fn geometry(&self) -> Geometry;
     /// Prepares a picture.
@@ -80,10 +71,6 @@ pub struct GeometryBackend {
 }
 
 impl VisionBackend for GeometryBackend {
-    fn name(&self) -> &'static str {
-        "geometry"
-    }
-
     fn geometry(&self) -> Geometry {
         self.geometry
     }
@@ -102,6 +89,13 @@ impl VisionBackend for GeometryBackend {
 pub fn backend_for(settings: &VisionSettings) -> Result<Arc<dyn VisionBackend>, StartupError> {
     let geometry = Geometry::new(settings.min_pixels, settings.max_pixels);
     match settings.backend {
+        // The geometry backend reads sizes from headers and runs on no device: CUDA asked for it would
+        // be a promise not kept (SPEC 1.10).
+        VisionBackendKind::Geometry if settings.device == VisionDevice::Cuda => Err(StartupError::Vision {
+            key: "vision.device",
+            value: "\"cuda\"".into(),
+            reason: "the geometry backend runs on no device: use \"cpu\", or backend \"torch\"".into(),
+        }),
         VisionBackendKind::Geometry => Ok(Arc::new(GeometryBackend { geometry })),
         #[cfg(feature = "torch")]
         VisionBackendKind::Torch => Ok(Arc::new(torch::TorchBackend::new(geometry, settings.device)?)),

@@ -21,10 +21,31 @@ pub fn cases() -> Vec<Case> {
         "4.10",
         Must,
         BASIC,
-        "chat bodies whose known fields hold 999,999 and 1,000,000 JSON values are read (a text part is 3 values: the object and two strings), one of 1,000,001 is 413 \"the request holds more than 1000000 JSON values\" in the JSON error shape, and 1,000,000 values followed by a stray character is the 400 of malformed JSON",
+        "chat bodies whose known fields hold 999,999 and 1,000,000 JSON values are read, one of 1,000,001 is 413 \"the request holds more than 1000000 JSON values\" in the JSON error shape, once with text parts (3 values each: the object and two strings) and once with nulls, booleans, numbers, strings, [] and {} (one each); 1,000,000 values followed by a stray character is the 400 of malformed JSON",
         json_values_bounded,
         ["json-values-off-by-one", "json-values-unbounded"]
     )]
+}
+
+/// The one-value items of the second body: every kind of scalar the clause counts (null, booleans,
+/// integers, a float, a non-ASCII string) and the empty array and object.
+const SCALARS: [&str; 9] = ["null", "true", "false", "0", "-7", "2.5e3", "\"é\"", "[]", "{}"];
+
+/// A chat body of exactly `values` JSON values in its known fields (`values` ≥ 5) whose user message's
+/// content is `SCALARS` over and over: the top object, `messages`, the message, its role and its
+/// content list (5), then one value an item. The server refuses such content (its parts are not
+/// objects), but only after it has counted it.
+fn body_of_scalars(values: usize) -> String {
+    let mut body = String::with_capacity((values - 5) * 5 + 60);
+    body.push_str(r#"{"messages": [{"role": "user", "content": ["#);
+    for (at, item) in SCALARS.iter().cycle().take(values - 5).enumerate() {
+        if at > 0 {
+            body.push(',');
+        }
+        body.push_str(item);
+    }
+    body.push_str("]}]}");
+    body
 }
 
 /// A chat body of exactly `values` JSON values in its known fields (`values` ≥ 5): one user message
@@ -62,23 +83,32 @@ fn count_values(value: &Value) -> usize {
 }
 
 async fn json_values_bounded(ctx: Ctx) -> CheckResult {
-    for values in [MAX_VALUES - 1, MAX_VALUES] {
-        let reply = post_chat_body(&ctx.http, body_of_values(values)).await?;
-        expect(
-            reply.status != 413 && reply.status < 500,
-            format!("a body of {values} JSON values read (not 413)"),
-            format!("{} {}", reply.status, String::from_utf8_lossy(&reply.body).chars().take(300).collect::<String>()),
+    for (kind, writer) in [
+        ("text parts", body_of_values as fn(usize) -> String),
+        ("nulls, booleans, numbers, strings, [] and {}", body_of_scalars),
+    ] {
+        for values in [MAX_VALUES - 1, MAX_VALUES] {
+            let reply = post_chat_body(&ctx.http, writer(values)).await?;
+            expect(
+                reply.status != 413 && reply.status < 500,
+                format!("a body of {values} JSON values ({kind}) read (not 413)"),
+                format!(
+                    "{} {}",
+                    reply.status,
+                    String::from_utf8_lossy(&reply.body).chars().take(300).collect::<String>()
+                ),
+            )?;
+        }
+        let over = post_chat_body(&ctx.http, writer(MAX_VALUES + 1)).await?;
+        expect_eq(&format!("status of a body of {} JSON values ({kind})", MAX_VALUES + 1), 413, over.status)?;
+        let shape = over.json()?;
+        expect_eq(
+            "its error message",
+            Some("the request holds more than 1000000 JSON values"),
+            shape["error"]["message"].as_str(),
         )?;
+        expect_eq("its error type", Some("invalid_request_error"), shape["error"]["type"].as_str())?;
     }
-    let over = post_chat_body(&ctx.http, body_of_values(MAX_VALUES + 1)).await?;
-    expect_eq(&format!("status of a body of {} JSON values", MAX_VALUES + 1), 413, over.status)?;
-    let shape = over.json()?;
-    expect_eq(
-        "its error message",
-        Some("the request holds more than 1000000 JSON values"),
-        shape["error"]["message"].as_str(),
-    )?;
-    expect_eq("its error type", Some("invalid_request_error"), shape["error"]["type"].as_str())?;
     let stray = post_chat_body(&ctx.http, format!("{} x", body_of_values(MAX_VALUES))).await?;
     expect_eq("status of 1,000,000 JSON values and then a stray `x`", 400, stray.status)?;
     let message = stray.json()?["error"]["message"].as_str().unwrap_or_default().to_string();
@@ -93,6 +123,8 @@ mod tests {
     fn the_bodies_hold_exactly_the_values_asked_for() {
         for values in [5, 6, 7, 8, 999_999, 1_000_000, 1_000_001] {
             let parsed: Value = serde_json::from_str(&body_of_values(values)).expect("JSON");
+            assert_eq!(count_values(&parsed), values);
+            let parsed: Value = serde_json::from_str(&body_of_scalars(values)).expect("JSON");
             assert_eq!(count_values(&parsed), values);
         }
     }

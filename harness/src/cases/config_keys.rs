@@ -2,7 +2,9 @@
 //! the wrong kind or out of its bound on its own (one line naming it, exit code 2), and all of them set
 //! to values they take start the server without a warning (a key the server does not read would be
 //! "unknown"). The vision bounds on both sides of `max_pixels ≥ min_pixels` and `max_pixels ≥ 28 × 28`.
-//! `gen.config-model` draws from the same keys at random; this table names each one every run.
+//! `gen.config-model` draws from the same keys at random; this table names each one every run. Last,
+//! the vision blocks of 1.10: each either starts with `/v1/status` naming the backend, device and
+//! pixel bounds it chose (3.3), or stops with one line naming the key it cannot have.
 
 use serde_json::{Value, json};
 
@@ -30,6 +32,15 @@ pub fn cases() -> Vec<Case> {
             "every typed key of 1.5, 1.10 and 1.11 set at once to a value it takes starts the server with no warning: none of them is an unknown key",
             every_key_read,
             ["caps-unread"]
+        ),
+        case!(
+            "config.vision-choice-reported",
+            "1.10",
+            Must,
+            LAUNCHES,
+            "each vision block starts with /v1/status naming what it chose, or stops with one line naming the key it cannot have (exit 2): {} and backend geometry on cpu are geometry/cpu with the default pixel bounds, min_pixels 5000 / max_pixels 400000 are reported as configured, device cuda with geometry (alone or named) is refused naming vision.device, backend torch is refused naming vision.backend or reported as torch on its device",
+            vision_choice_reported,
+            ["vision-choice-ignored", "status-no-geometry"]
         ),
     ]
 }
@@ -126,4 +137,102 @@ async fn every_key_refuses(ctx: Ctx) -> CheckResult {
 
 async fn every_key_read(ctx: Ctx) -> CheckResult {
     starts_quietly(&ctx, &all_taken()).await
+}
+
+/// What a vision block may come to: a start that `/v1/status` reports as `(backend, device, min, max)`,
+/// or a refusal naming one of the keys.
+enum VisionOutcome {
+    Starts(&'static str, &'static str, u64, u64),
+    StartsOrRefused(&'static str, &'static str, &'static [&'static str]),
+    Refused(&'static str),
+}
+
+/// SPEC 1.10's vision blocks and what each must come to in a build without `torch` or CUDA; a build
+/// with them may start where a `StartsOrRefused` row allows it.
+fn vision_rows() -> Vec<(Value, VisionOutcome)> {
+    use VisionOutcome::*;
+    let (min, max) = (56 * 56, 28 * 28 * 1280);
+    vec![
+        (json!({}), Starts("geometry", "cpu", min, max)),
+        (json!({"backend": "geometry", "device": "cpu"}), Starts("geometry", "cpu", min, max)),
+        (json!({"min_pixels": 5000, "max_pixels": 400_000}), Starts("geometry", "cpu", 5000, 400_000)),
+        (json!({"device": "cuda"}), Refused("vision.device")),
+        (json!({"backend": "geometry", "device": "cuda"}), Refused("vision.device")),
+        (json!({"backend": "torch"}), StartsOrRefused("torch", "cpu", &["vision.backend"])),
+        (
+            json!({"backend": "torch", "device": "cuda"}),
+            StartsOrRefused("torch", "cuda", &["vision.backend", "vision.device"]),
+        ),
+    ]
+}
+
+async fn vision_choice_reported(ctx: Ctx) -> CheckResult {
+    for (block, outcome) in vision_rows() {
+        let config = json!({"vision": block});
+        let file = crate::target::ConfigFile::Bytes(config.to_string().into_bytes());
+        let probe = |http: crate::http::Http| async move {
+            http.get("/v1/status").send().await.ok().and_then(|r| r.json().ok()).unwrap_or_default()
+        };
+        let (launch, status): (_, Option<Value>) =
+            ctx.launch_probing(file, None, &crate::target::LaunchExtras::default(), probe).await?;
+        let refusal = || {
+            let lines: Vec<&str> = launch.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+            match (launch.code, lines.as_slice()) {
+                (Some(2), [line]) => line
+                    .split_once("config ")
+                    .and_then(|(_, rest)| rest.split_once('='))
+                    .map(|(key, _)| key.to_string()),
+                _ => None,
+            }
+        };
+        let started = |backend: &str, device: &str, min: Option<u64>, max: Option<u64>| -> CheckResult {
+            let Some(status) = &status else {
+                return expect(
+                    false,
+                    format!("the server starts on {config}"),
+                    format!("exit {:?}: {}", launch.code, launch.stderr.trim()),
+                );
+            };
+            let vision = &status["vision"];
+            expect_eq(&format!("/v1/status vision.backend for {config}"), &json!(backend), &vision["backend"])?;
+            expect_eq(&format!("/v1/status vision.device for {config}"), &json!(device), &vision["device"])?;
+            if let (Some(min), Some(max)) = (min, max) {
+                expect_eq(
+                    &format!("/v1/status vision.geometry's min_pixels and max_pixels for {config}"),
+                    (Some(min), Some(max)),
+                    (vision["geometry"]["min_pixels"].as_u64(), vision["geometry"]["max_pixels"].as_u64()),
+                )?;
+            }
+            Ok(())
+        };
+        match outcome {
+            VisionOutcome::Starts(backend, device, min, max) => started(backend, device, Some(min), Some(max))?,
+            VisionOutcome::Refused(key) => expect_eq(
+                &format!("for {config}, exit code 2 and one stderr line `config {key}=…`"),
+                Some(key.to_string()),
+                refusal(),
+            )
+            .map_err(|e| with_stderr(e, &launch))?,
+            VisionOutcome::StartsOrRefused(backend, device, keys) => match refusal() {
+                Some(key) => expect(
+                    keys.contains(&key.as_str()),
+                    format!("for {config}, a refusal naming {}", keys.join(" or ")),
+                    format!("a refusal naming {key}"),
+                )?,
+                None => started(backend, device, None, None)?,
+            },
+        }
+    }
+    Ok(())
+}
+
+/// `error` with what the launch wrote to stderr beside its actual value.
+fn with_stderr(error: crate::case::CheckError, launch: &crate::target::Launch) -> crate::case::CheckError {
+    match error {
+        crate::case::CheckError::Fail { expected, actual } => crate::case::CheckError::Fail {
+            expected,
+            actual: format!("{actual} (exit {:?}, stderr {:?})", launch.code, launch.stderr.trim()),
+        },
+        other => other,
+    }
 }

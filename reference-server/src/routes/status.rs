@@ -44,8 +44,9 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
 pub async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
     let config = &state.config;
     let mut vision = json!({"enabled": config.vision.is_some(), "available": state.vision.is_some(), "error": null});
-    if let Some(backend) = &state.vision {
-        vision["backend"] = json!(backend.name());
+    if let (Some(backend), Some(settings)) = (&state.vision, &config.vision) {
+        vision["backend"] = json!(settings.backend.name());
+        vision["device"] = json!(settings.device.name());
         vision["geometry"] = json!(backend.geometry());
     }
     Json(json!({

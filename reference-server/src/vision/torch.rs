@@ -118,10 +118,6 @@ impl TorchBackend {
 pub const MAX_DECODED_PIXELS: u64 = 64_000_000;
 
 impl VisionBackend for TorchBackend {
-    fn name(&self) -> &'static str {
-        if self.device == Device::Cpu { "torch-cpu" } else { "torch-cuda" }
-    }
-
     fn geometry(&self) -> Geometry {
         self.geometry
     }
