@@ -2,6 +2,7 @@
 
 mod auth;
 mod auth_env_hosts;
+mod auth_quotes;
 mod chat;
 mod chat_drain;
 mod chat_room;
@@ -16,6 +17,7 @@ mod health;
 mod hub;
 mod lifting;
 mod log_lines;
+mod mcp_config_file;
 mod page;
 mod page_in_browser;
 mod page_layout;
@@ -56,6 +58,7 @@ pub fn all() -> Vec<Case> {
         log_lines::cases(),
         auth::cases(),
         auth_env_hosts::cases(),
+        auth_quotes::cases(),
         health::cases(),
         status_counters::cases(),
         chat::cases(),
@@ -65,6 +68,7 @@ pub fn all() -> Vec<Case> {
         chat_values::cases(),
         hub::cases(),
         configured_caps::cases(),
+        mcp_config_file::cases(),
         tool_loop::cases(),
         result_text::cases(),
         tool_pictures::cases(),
