@@ -12,6 +12,7 @@ mod common;
 mod config;
 mod config_keys;
 mod configured_caps;
+mod engine_delay;
 mod generated;
 mod health;
 mod hub;
@@ -61,6 +62,7 @@ pub fn all() -> Vec<Case> {
         auth_quotes::cases(),
         health::cases(),
         status_counters::cases(),
+        engine_delay::cases(),
         chat::cases(),
         chat_drain::cases(),
         chat_room::cases(),
