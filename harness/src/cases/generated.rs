@@ -4,7 +4,7 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{config, events, keys, lifting, property, property_sharing, results};
+use crate::generate::{concurrency, config, events, keys, lifting, property, property_sharing, results};
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
 use serde_json::json;
@@ -19,9 +19,27 @@ fn staged_results(image_results: bool) -> Setup {
 const RESULTS: Scenario = own("generated-results", || staged_results(true));
 const RESULTS_OFF: Scenario = own("generated-results-off", || staged_results(false));
 const RESULTS_VISION: Scenario = own("generated-results-vision", || staged_results(true).vision());
+/// A script set per `picture` call a generated burst can make, each request starting at its set's
+/// first script.
+const BURSTS: Scenario = own("generated-bursts", || {
+    Setup::mcp(Some(true)).set("engine", "restart_per_request", json!(true)).set(
+        "engine",
+        "script_sets",
+        concurrency::script_sets(),
+    )
+});
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "gen.concurrent-turns-cache-model",
+            "8.3",
+            Must,
+            BURSTS,
+            "generated bursts of 2-6 turns at once, each caching 1-3 PNG, JPEG or WebP pictures (or GIF, never cached) of two sizes from overlapping seeds, run twice with each announced file kept, deleted or cut to half between the runs: every result announces what the 8.3/8.6 model says (SHA-256 names, mime, bytes, size), every URL serves those bytes, and every file is whole after the second run (a quarter of --gen-budget: each burst is many turns)",
+            concurrent_turns_model,
+            ["cache-remembered", "non-atomic", "stale-files-kept", "wrong-hash", "jpeg-webp-refused"]
+        ),
         case!(
             "gen.lifting-model",
             "11.2",
@@ -203,6 +221,14 @@ async fn tool_turn_events_model(ctx: Ctx) -> CheckResult {
     .await;
     drop(fixture);
     verdict
+}
+
+async fn concurrent_turns_model(ctx: Ctx) -> CheckResult {
+    let (http, cache) = (ctx.http.clone(), ctx.cache_dir()?);
+    property_sharing("bursts", 4, concurrency::bursts(), concurrency::describe, move |burst| {
+        concurrency::check(http.clone(), cache.clone(), burst)
+    })
+    .await
 }
 
 async fn result_event_model(ctx: Ctx) -> CheckResult {
