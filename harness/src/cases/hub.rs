@@ -13,6 +13,8 @@ const MCP: Scenario =
 /// The fixture beside three servers that cannot start: a command that does not exist, one that exits
 /// at once saying why, and a URL where nothing listens.
 const FAILING: Scenario = crate::scenario::own("failing-servers", || {
+    let exe = crate::running::mediacheck_exe().map_or_else(|_| "mediacheck".to_string(), |p| p.display().to_string());
+    let hostile = |how: &str| json!({"command": exe, "args": ["hostile-mcp", how]});
     let closed = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_or(9, |a| a.port());
     let mut setup = Setup::mcp(None)
         .scripts(vec![super::common::call("echo", &[("text", "still here")]), super::common::answer("done")]);
@@ -20,6 +22,8 @@ const FAILING: Scenario = crate::scenario::own("failing-servers", || {
         "gone": {"command": "/nonexistent/mediacheck-no-such-mcp-server"},
         "quits": {"command": "sh", "args": ["-c", "echo cannot start: missing configuration >&2; exit 3"]},
         "closed": {"url": format!("http://127.0.0.1:{closed}/mcp")},
+        "refuses": hostile("list-error"),
+        "leaves": hostile("exits-on-list"),
     });
     setup
 });
@@ -54,6 +58,14 @@ const LISTING: Scenario = crate::scenario::own("tool-listing", || {
         "nolist": hostile("no-tools-list"),
         "strict": hostile("needs-initialized"),
     });
+    setup
+});
+
+/// A stdio server that lists its tool and exits on its own half a second later, asked nothing.
+const EXITS_ALONE: Scenario = crate::scenario::own("server-exits-alone", || {
+    let exe = crate::running::mediacheck_exe().map_or_else(|_| "mediacheck".to_string(), |p| p.display().to_string());
+    let mut setup = Setup::mcp(None);
+    setup.config["mcp_servers"] = json!({"brief": {"command": exe, "args": ["hostile-mcp", "exits-after-list"]}});
     setup
 });
 
@@ -115,9 +127,18 @@ pub fn cases() -> Vec<Case> {
             "5.3",
             Must,
             FAILING,
-            "servers that cannot start are listed as failed with SPEC 5.3's error (could not start '<cmd>', the server stopped (exit code 3): <last stderr line>, could not reach <url>), offer no tools, and a chat still calls the fixture's tools",
+            "servers that cannot start are listed as failed with SPEC 5.3's error (could not start '<cmd>', the server stopped (exit code 3): <last stderr line>, could not reach <url>: <the refused connection>, tools/list failed: … for a JSON-RPC error that is not -32601, the stopped message for a server that exits while listing), offer no tools, and a chat still calls the fixture's tools",
             failed_servers,
-            ["failed-servers-hidden"]
+            ["failed-servers-hidden", "list-errors-mean-no-tools", "unreachable-cause-dropped"]
+        ),
+        case!(
+            "mcp.server-that-exits-alone-shows-stopped",
+            "5.8",
+            Must,
+            EXITS_ALONE,
+            "a ready stdio server whose process exits on its own, with no call asked of it, is `stopped` in GET /mcp within 5 s, its tool still offered (5.4)",
+            exits_alone_shows_stopped,
+            ["exited-servers-shown-ready"]
         ),
         case!(
             "mcp.status-starting-while-a-server-starts",
@@ -307,6 +328,24 @@ async fn offered_as_functions(ctx: Ctx) -> CheckResult {
     expect_eq("prompt tokens with an own fake__echo and MCP on vs. own + the others by hand", by_hand, mcp_and_own)
 }
 
+async fn exits_alone_shows_stopped(ctx: Ctx) -> CheckResult {
+    let status = super::common::settled_mcp_status(&ctx.http, 20).await?;
+    let brief = |status: &Value| {
+        status["servers"].as_array().and_then(|s| s.iter().find(|s| s["name"] == "brief")).cloned().unwrap_or_default()
+    };
+    // The server exits 0.5 s after its tools/list; what GET /mcp shows is read until 5 s have passed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut last = status;
+    while brief(&last)["status"] != "stopped" && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        last = ctx.http.get("/mcp").send().await?.json()?;
+    }
+    expect_eq("brief's status after its process exited", &json!("stopped"), &brief(&last)["status"])?;
+    let tools: Vec<Value> = brief(&last)["tools"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    expect_eq("brief's tools, still offered while it is stopped", vec!["brief__call"], names)
+}
+
 async fn failed_servers(ctx: Ctx) -> CheckResult {
     let status = super::common::settled_mcp_status(&ctx.http, 20).await?;
     let servers = status["servers"].as_array().cloned().unwrap_or_default();
@@ -316,6 +355,8 @@ async fn failed_servers(ctx: Ctx) -> CheckResult {
         ("gone", "could not start '/nonexistent/mediacheck-no-such-mcp-server': ".to_string()),
         ("quits", "the server stopped (exit code 3): cannot start: missing configuration".to_string()),
         ("closed", format!("could not reach {closed}: ")),
+        ("refuses", "tools/list failed: ".to_string()),
+        ("leaves", "the server stopped (exit code 4): lost the tool database".to_string()),
     ] {
         let entry = server(name);
         expect_eq(&format!("{name}'s status"), &json!("failed"), &entry["status"])?;
@@ -323,6 +364,19 @@ async fn failed_servers(ctx: Ctx) -> CheckResult {
         expect(error.starts_with(&starts), format!("{name}'s error starting {starts:?}"), entry.to_string())?;
         expect_eq(&format!("{name}'s tools"), &json!([]), &entry["tools"])?;
     }
+    // 5.1: an address that cannot be reached is reported with the innermost cause, on one line — here
+    // the refused connection, which the system names (Linux: `Connection refused (os error 111)`).
+    let cause = server("closed")["error"]
+        .as_str()
+        .unwrap_or_default()
+        .strip_prefix(&format!("could not reach {closed}: "))
+        .unwrap_or_default()
+        .to_string();
+    expect(
+        cause.to_ascii_lowercase().contains("refused") && !cause.contains('\n'),
+        "closed's error naming the innermost cause, the refused connection, on one line",
+        format!("{cause:?}"),
+    )?;
     expect_eq("the fixture's status", &json!("ready"), &server("fake")["status"])?;
     let stream = super::common::stream(&ctx.http, super::common::opt_in()).await?;
     let result = super::common::first_result(&stream)?;

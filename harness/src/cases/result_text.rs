@@ -15,6 +15,13 @@ const PICTURE_OFF: Scenario =
 const PICTURE_FALSE: Scenario =
     own("picture-feature-false", || Setup::mcp(Some(false)).scripts(vec![call("picture", &[]), answer("ok")]));
 const FAIL: Scenario = own("fail", || Setup::mcp(None).scripts(vec![call("fail", &[]), answer("ok")]));
+/// A call the fixture answers with a JSON-RPC error (`picture` of a format it does not make).
+const RPC_ERROR: Scenario =
+    own("rpc-error", || Setup::mcp(None).scripts(vec![call("picture", &[("format", "tiff")]), answer("ok")]));
+/// A call of `sleep` 5 s under `mcp.timeout_s` 1.5 (a value that is not whole: 7.2 writes it as given).
+const SLOW: Scenario = own("slow-call", || {
+    Setup::mcp(None).scripts(vec![call("sleep", &[("seconds", "5")]), answer("ok")]).set("mcp", "timeout_s", json!(1.5))
+});
 const BIG: Scenario = own("big", || {
     Setup::mcp(None).scripts(vec![call("big", &[("n", "3000")]), answer("ok")]).set(
         "mcp",
@@ -91,6 +98,24 @@ pub fn cases() -> Vec<Case> {
             ["errors-fail-request"]
         ),
         case!(
+            "result.json-rpc-errors-are-text",
+            "7.2",
+            Must,
+            RPC_ERROR,
+            "a tools/call answered with a JSON-RPC error is the result `error: <message> (code <code>)` with ok false, and the answer goes on",
+            json_rpc_errors_are_text,
+            ["rpc-error-code-dropped", "errors-fail-request"]
+        ),
+        case!(
+            "result.call-timeout-is-text",
+            "7.2",
+            Must,
+            SLOW,
+            "a call past mcp.timeout_s 1.5 is the result `error: tools/call timed out after 1.5 s` with ok false, after 1.5 s and well before the tool's 5 s, and the answer goes on",
+            call_timeout_is_text,
+            ["timeout-in-ms", "errors-fail-request"]
+        ),
+        case!(
             "result.truncation-note",
             "7.3",
             Must,
@@ -128,6 +153,37 @@ async fn errors_are_text(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream)?;
     expect_eq("ok", false, result.ok)?;
     expect_eq("text", "error: it failed on purpose", result.text.as_str())?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
+}
+
+async fn json_rpc_errors_are_text(ctx: Ctx) -> CheckResult {
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let result = first_result(&stream)?;
+    expect_eq("ok", false, result.ok)?;
+    // invalid_params is -32602 in JSON-RPC 2.0 itself; the message is the fixture's.
+    let wanted = format!("error: {} (code -32602)", fixtures::tools::BAD_FORMAT);
+    expect_eq("text", wanted.as_str(), result.text.as_str())?;
+    expect_eq("chars", wanted.chars().count() as u64, result.chars)?;
+    expect_eq("finish_reason", Some("stop"), stream.finish_reason())
+}
+
+async fn call_timeout_is_text(ctx: Ctx) -> CheckResult {
+    let started = std::time::Instant::now();
+    let stream = stream(&ctx.http, opt_in()).await?;
+    let elapsed = started.elapsed();
+    let result = first_result(&stream)?;
+    expect_eq("ok", false, result.ok)?;
+    expect_eq("text", "error: tools/call timed out after 1.5 s", result.text.as_str())?;
+    expect(
+        (1500..4500).contains(&result.ms),
+        "the call's ms at least the 1,500 of the timeout and well under the tool's 5,000",
+        result.ms.to_string(),
+    )?;
+    expect(
+        elapsed >= std::time::Duration::from_millis(1500) && elapsed < std::time::Duration::from_millis(4500),
+        "the whole turn at least 1.5 s and well under the tool's 5 s",
+        format!("{elapsed:?}"),
+    )?;
     expect_eq("finish_reason", Some("stop"), stream.finish_reason())
 }
 
