@@ -48,35 +48,46 @@ say "format"
 cargo fmt --all -- --check
 cargo fmt --manifest-path vision-mcp/Cargo.toml -- --check
 
-say "lints: clippy with warnings as errors (both workspaces), unused dependencies (cargo-machete)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy --manifest-path vision-mcp/Cargo.toml --all-targets --locked --target-dir target -- -D warnings
-
 say "independent verdicts: mediacheck builds without the reference server (--no-default-features)"
-cargo clippy -p harness --no-default-features --locked -- -D warnings
+# Every workspace crate below is compiled by clippy-driver (the way `cargo clippy` runs it, warnings as
+# errors), so one build both lints and makes what the tests run: `cargo clippy` followed by `cargo build`
+# compiled every dependency twice (metadata, then code), which was a fifth of CI. Exported once, so every
+# cargo command after it (and the scripts it calls) sees the same wrapper and reuses the same artifacts.
+clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
+[ -x "$clippy_driver" ] || { echo "ci/test.sh: clippy-driver is missing (rustup component add clippy)" >&2; exit 1; }
+export RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+# Built before the workspace, whose build then makes target/debug/mediacheck again with the reference
+# server in it (the one the steps below run).
+cargo build -p harness --no-default-features --locked
 independent_tree=$(cargo tree -p harness --no-default-features -e normal --locked)
 if grep -q "reference-server" <<<"$independent_tree"; then
     echo "ci/test.sh: harness --no-default-features still depends on reference-server" >&2
     exit 1
 fi
+
+say "build and lints: every target of both workspaces, once, through clippy-driver; unused dependencies (cargo-machete)"
+# Binaries and tests in one feature resolution (dev-dependencies turn on more features of shared
+# crates): every later `cargo test` finds them built.
+cargo build --workspace --bins --locked
+cargo test --workspace --all-targets --no-run --locked
+cargo test --manifest-path vision-mcp/Cargo.toml --all-targets --no-run --locked --target-dir target
 MACHETE_VERSION=0.9.2
 if [ "$(cargo machete --version 2>/dev/null)" != "$MACHETE_VERSION" ]; then
     cargo install cargo-machete --version "$MACHETE_VERSION" --locked
 fi
 cargo machete
 
-say "build: the tests and the binaries they start (reference-server, fixture-mcp, mediacheck)"
-# Binaries and tests in one build, so one feature resolution (dev-dependencies turn on more features
-# of shared crates): `cargo build --bins` alone, then `cargo test`, would compile the crates whose
-# features differ, and every crate above them, twice.
-cargo build --workspace --bins --tests --locked
-
 say "tests"
 await interop
 await browser
+# The layout rules at every width (Chromium, mostly waiting on the page) run beside the other tests,
+# which mostly wait on servers: on two cores the two together take little longer than the slower one.
+layout_test=the_reference_page_passes_every_rule_at_every_width
+background layout cargo test --workspace --locked --test reference -- --exact "$layout_test"
 # broken_variants' every_case_passes_against_the_reference_server runs every case against the embedded
 # reference server: exactly the README's main job, which this script runs last. CI runs it once.
-cargo test --workspace --locked -- --skip every_case_passes_against_the_reference_server
+cargo test --workspace --locked -- --skip every_case_passes_against_the_reference_server --skip "$layout_test"
+await layout
 
 say "vision-mcp: its own workspace and lock file (the folder a NAS builds alone), same target folder"
 cargo test --locked --manifest-path vision-mcp/Cargo.toml --target-dir target
@@ -86,7 +97,9 @@ bash ci/vision-lan.sh
 
 say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU)"
 await libtorch
-cargo test --locked -p reference-server --features torch --test torch
+# The workspace's feature resolution with torch added, so only reference-server and the torch crates are
+# compiled again (`-p reference-server` resolved features for it alone and rebuilt 67 crates: 184 s).
+cargo test --workspace --locked --features reference-server/torch --test torch
 
 say "the official MCP conformance suite (Node 22): vision-mcp as the server, the hub as the client"
 bash ci/mcp-conformance.sh
