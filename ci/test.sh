@@ -95,14 +95,18 @@ cargo test --locked --manifest-path vision-mcp/Cargo.toml --target-dir target
 say "vision-mcp on a LAN: check from another host (a network namespace) with the README's settings"
 bash ci/vision-lan.sh
 
-say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU)"
+say "libtorch 2.11 from hash-pinned PyPI wheels, and the torch vision tests (CPU), beside the official MCP conformance suite (Node 22): vision-mcp as the server, the hub as the client"
 await libtorch
+# The torch tests compile libtorch's C++ shim and the crates tch brings (about 2½ minutes of CPU) while the
+# conformance suite mostly starts Node and waits on it; the suite's hub is a copy of the plain
+# reference-server binary, which the torch build replaces with its own.
+mkdir -p target/ci-installs/plain
+cp target/debug/reference-server target/ci-installs/plain/reference-server
 # The workspace's feature resolution with torch added, so only reference-server and the torch crates are
 # compiled again (`-p reference-server` resolved features for it alone and rebuilt 67 crates: 184 s).
-cargo test --workspace --locked --features reference-server/torch --test torch
-
-say "the official MCP conformance suite (Node 22): vision-mcp as the server, the hub as the client"
-bash ci/mcp-conformance.sh
+background torch cargo test --workspace --locked --features reference-server/torch --test torch
+MCP_CONFORMANCE_BUILT=1 REFERENCE_SERVER="$PWD/target/ci-installs/plain/reference-server" bash ci/mcp-conformance.sh
+await torch
 
 say "a short load smoke test (every picture fetched back and checked)"
 target/debug/mediacheck load --scenario mixed --concurrency 4 --duration 3s
