@@ -97,13 +97,27 @@ async fn every_case_fails_against_the_variants_it_names() {
             }
             let declared = all.iter().any(|c| c.id == verdict.id && c.broken_by.contains(&variant.name));
             if declared && !failed {
-                missed.push(format!(
-                    "{} did not fail against {} ({:?}: {:?})",
-                    verdict.id, variant.name, verdict.outcome, verdict.actual
-                ));
+                missed.push((verdict.id, variant, format!("{:?}: {:?}", verdict.outcome, verdict.actual)));
             }
         }
     }
+    // A generated case finds its variants with odds, not certainty: its odds test bounds a miss at one
+    // run in 1,000 a variant. A generated case that missed is run once more (another seed); a second
+    // miss is a weak generator or a variant it cannot fail, and fails this test.
+    let mut still_missed = Vec::new();
+    for (id, variant, actual) in missed {
+        if id.starts_with("gen.") {
+            let case: Vec<_> = all.iter().copied().filter(|c| c.id == id).collect();
+            let (_, again, _) = run_variant(variant, case).await;
+            if again.iter().any(|v| matches!(v.outcome, Outcome::Fail | Outcome::Warn)) {
+                println!("{id} missed {} once ({actual}) and failed against it on a second seed", variant.name);
+                matrix.entry(id).or_default().push(variant.name);
+                continue;
+            }
+        }
+        still_missed.push(format!("{id} did not fail against {} ({actual})", variant.name));
+    }
+    let missed = still_missed;
     slowest.sort_by(|a, b| b.cmp(a));
     let listed: Vec<String> =
         slowest.iter().take(8).map(|(took, name)| format!("{name} {:.1} s", took.as_secs_f64())).collect();
