@@ -182,9 +182,10 @@ async fn run_once(http: &Http, burst: &Burst, run: &str) -> Result<(), String> {
                     r.media.iter().map(|m| (m.name().to_string(), m.mime.clone(), m.bytes, m.width, m.height)).collect()
                 })
                 .unwrap_or_default();
-            let wanted: Vec<(String, String, u64, u64, u64)> = turn
-                .expected()
-                .into_iter()
+            let expected = turn.expected();
+            let wanted: Vec<(String, String, u64, u64, u64)> = expected
+                .iter()
+                .cloned()
                 .map(|e| (e.name, e.mime, e.bytes.len() as u64, u64::from(e.size.0), u64::from(e.size.1)))
                 .collect();
             if announced != wanted {
@@ -193,7 +194,7 @@ async fn run_once(http: &Http, burst: &Burst, run: &str) -> Result<(), String> {
                     turn.set_name()
                 ));
             }
-            for expected in turn.expected() {
+            for expected in &expected {
                 let reply =
                     http.get(&format!("/tool-media/{}", expected.name)).send().await.map_err(|e| e.to_string())?;
                 if reply.status != 200 || reply.body != expected.bytes {
@@ -220,9 +221,9 @@ fn announced(burst: &Burst) -> Vec<Expected> {
     all
 }
 
-/// Does `burst`'s damage to the cache folder's files.
-fn damage(cache: &Path, burst: &Burst) -> Result<(), String> {
-    for (picture, damage) in announced(burst).iter().zip(burst.damage.iter().cycle()) {
+/// Does `burst`'s damage to the cache folder's files (`pictures`: what it announces, by name).
+fn damage(cache: &Path, pictures: &[Expected], burst: &Burst) -> Result<(), String> {
+    for (picture, damage) in pictures.iter().zip(burst.damage.iter().cycle()) {
         let path = cache.join(&picture.name);
         match damage {
             Damage::Keep => Ok(()),
@@ -237,9 +238,11 @@ fn damage(cache: &Path, burst: &Burst) -> Result<(), String> {
 /// Runs `burst` twice with its damage between, and checks the cache folder at the end.
 pub async fn check(http: Http, cache: PathBuf, burst: Burst) -> Result<(), String> {
     run_once(&http, &burst, "the first run").await?;
-    damage(&cache, &burst)?;
+    // Each picture is encoded once for the damage and the final check (the turns encode their own).
+    let pictures = announced(&burst);
+    damage(&cache, &pictures, &burst)?;
     run_once(&http, &burst, "the second run, after the damage").await?;
-    for picture in announced(&burst) {
+    for picture in pictures {
         let path = cache.join(&picture.name);
         let held = std::fs::read(&path).unwrap_or_default();
         if held != picture.bytes {
