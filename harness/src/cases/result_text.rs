@@ -18,9 +18,17 @@ const FAIL: Scenario = own("fail", || Setup::mcp(None).scripts(vec![call("fail",
 /// A call the fixture answers with a JSON-RPC error (`picture` of a format it does not make).
 const RPC_ERROR: Scenario =
     own("rpc-error", || Setup::mcp(None).scripts(vec![call("picture", &[("format", "tiff")]), answer("ok")]));
-/// A call of `sleep` 5 s under `mcp.timeout_s` 1.5 (a value that is not whole: 7.2 writes it as given).
+/// Calls of `sleep` 5 s and 1 s under `mcp.timeout_s` 1.5 (a value that is not whole: 7.2 writes it as
+/// given): one past the limit, one inside it.
 const SLOW: Scenario = own("slow-call", || {
-    Setup::mcp(None).scripts(vec![call("sleep", &[("seconds", "5")]), answer("ok")]).set("mcp", "timeout_s", json!(1.5))
+    let sleep = |s: &'static str| ("fake__sleep", [("seconds", s)]);
+    let (past, inside) = (sleep("5"), sleep("1"));
+    let calls: [(&str, &[(&str, &str)]); 2] = [(past.0, &past.1), (inside.0, &inside.1)];
+    Setup::mcp(None).scripts(vec![fixtures::scripts::calls_script(&calls), answer("ok")]).set(
+        "mcp",
+        "timeout_s",
+        json!(1.5),
+    )
 });
 const BIG: Scenario = own("big", || {
     Setup::mcp(None).scripts(vec![call("big", &[("n", "3000")]), answer("ok")]).set(
@@ -111,7 +119,7 @@ pub fn cases() -> Vec<Case> {
             "7.2",
             Must,
             SLOW,
-            "a call past mcp.timeout_s 1.5 is the result `error: tools/call timed out after 1.5 s` with ok false, after 1.5 s and well before the tool's 5 s, and the answer goes on",
+            "a call past mcp.timeout_s 1.5 is the result `error: tools/call timed out after 1.5 s` with ok false, after 1.5 s and well before the tool's 5 s, a 1 s call beside it answers `slept`, and the answer goes on",
             call_timeout_is_text,
             ["timeout-in-ms", "errors-fail-request"]
         ),
@@ -171,7 +179,11 @@ async fn call_timeout_is_text(ctx: Ctx) -> CheckResult {
     let started = std::time::Instant::now();
     let stream = stream(&ctx.http, opt_in()).await?;
     let elapsed = started.elapsed();
-    let result = first_result(&stream)?;
+    // The two results in either order (written in call order or as they end): the longer is the 5 s call's.
+    let mut results = stream.results()?;
+    results.sort_by_key(|r| std::cmp::Reverse(r.ms));
+    expect_eq("results, one a call", 2, results.len())?;
+    let (result, inside) = (results[0].clone(), results[1].clone());
     expect_eq("ok", false, result.ok)?;
     expect_eq("text", "error: tools/call timed out after 1.5 s", result.text.as_str())?;
     expect(
@@ -184,6 +196,7 @@ async fn call_timeout_is_text(ctx: Ctx) -> CheckResult {
         "the whole turn at least 1.5 s and well under the tool's 5 s",
         format!("{elapsed:?}"),
     )?;
+    expect_eq("the 1 s call, inside the limit", (true, "slept"), (inside.ok, inside.text.as_str()))?;
     expect_eq("finish_reason", Some("stop"), stream.finish_reason())
 }
 
