@@ -1,6 +1,6 @@
 //! Reading a JSON request body within its bounds (SPEC 4.10, 1.11): 408 when it does not arrive in
-//! time, 413 over the byte cap (after reading on a bounded part of the rest, so a client still writing
-//! gets the answer: [`LINGER_BYTES`], [`LINGER_TIME`]) or over
+//! time, 413 over the byte cap and 503 when the shared room is full (each after reading on a bounded
+//! part of the rest, so a client still writing gets the answer: [`LINGER_BYTES`], [`LINGER_TIME`]) or over
 //! [`MAX_JSON_VALUES`] values, 400 for anything that is not JSON, both in the JSON error shape. Only the
 //! top-level fields the route reads are built; the others are skipped without being kept, so an unknown
 //! field holding a huge array costs no memory (a `serde_json::Value` costs ~80 bytes an element).
@@ -92,8 +92,9 @@ fn kib(bytes: usize) -> u32 {
 const FREE_BYTES: usize = 64 * 1024;
 
 /// Reads the body into one buffer of at most `limit` bytes (`declared` reserved up to [`FREE_BYTES`]). Beyond
-/// [`FREE_BYTES`] every byte takes room; a body that finds no room is refused at once with 503, so
-/// no request waits on another and the bodies in flight never hold more than the room together.
+/// [`FREE_BYTES`] every byte takes room; a body that finds no room is refused at once with 503 (its
+/// rest drained as a 413's is), so no request waits on another and the bodies in flight never hold more
+/// than the room together.
 async fn read_within(
     mut body: Body,
     declared: usize,
@@ -118,7 +119,15 @@ async fn read_within(
             let wanted = kib(total);
             let have = held.as_ref().map_or(0, |h| h.num_permits() as u32);
             if wanted > have {
-                let more = room.try_acquire_many(wanted - have).map_err(|_| busy())?;
+                let Ok(more) = room.try_acquire_many(wanted - have) else {
+                    // Refused at once, but the rest is read on and dropped (taking no room) before the
+                    // 503 goes out, as for the 413: a client still writing gets the answer, not a reset.
+                    drop((bytes, held));
+                    if lingers {
+                        linger(body).await;
+                    }
+                    return Err(busy());
+                };
                 match &mut held {
                     Some(held) => held.merge(more),
                     None => held = Some(more),

@@ -696,7 +696,8 @@ async fn chunked_body_limit(ctx: Ctx) -> CheckResult {
 async fn refusal_reaches_writers(ctx: Ctx) -> CheckResult {
     let body = body_of(8 << 20);
     for chunked in [false, true] {
-        let (status, answer) = super::common::post_then_read(&ctx.http, body.as_bytes(), chunked).await?;
+        let (status, answer) =
+            super::common::post_then_read(&ctx.http, body.as_bytes(), chunked, std::time::Duration::ZERO).await?;
         let how = if chunked { "chunked" } else { "with Content-Length" };
         expect_eq(&format!("status for a whole 8 MiB body written first, {how}"), 413, status)?;
         let shape: Value = serde_json::from_str(answer.trim()).unwrap_or_default();

@@ -198,9 +198,16 @@ pub async fn post_chunked(http: &Http, body: Vec<u8>, chunk: usize) -> Result<(u
 
 /// POSTs `body` to the chat route the way simple clients do (Python's `urllib`): the whole request
 /// written first — with `Content-Length`, or chunked in 64 KiB chunks — and only then the answer read.
-/// A server that answers and closes while the body is still coming breaks the write or the read, which
-/// this reports as a failure.
-pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(u16, String), CheckError> {
+/// With a `pause`, the request goes in 64 KiB pieces that far apart (a slow link: a body smaller than
+/// the loopback's buffers would otherwise be taken whole before the server answers). A server that
+/// answers and closes while the body is still coming breaks the write or the read, which this reports
+/// as a failure.
+pub async fn post_then_read(
+    http: &Http,
+    body: &[u8],
+    chunked: bool,
+    pause: std::time::Duration,
+) -> Result<(u16, String), CheckError> {
     use tokio::io::AsyncWriteExt;
     let address = http.base().trim_start_matches("http://").to_string();
     let mut stream =
@@ -224,7 +231,19 @@ pub async fn post_then_read(http: &Http, body: &[u8], chunked: bool) -> Result<(
         request.extend(body);
     }
     let how = if chunked { "chunked" } else { "with Content-Length" };
-    let written = tokio::time::timeout(std::time::Duration::from_secs(30), stream.write_all(&request)).await;
+    let write = async {
+        if pause.is_zero() {
+            return stream.write_all(&request).await;
+        }
+        for (i, piece) in request.chunks(64 << 10).enumerate() {
+            if i > 0 {
+                tokio::time::sleep(pause).await;
+            }
+            stream.write_all(piece).await?;
+        }
+        Ok(())
+    };
+    let written = tokio::time::timeout(std::time::Duration::from_secs(30), write).await;
     match written {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
