@@ -22,6 +22,7 @@ mod mcp_config_file;
 mod page;
 mod page_in_browser;
 mod page_layout;
+mod page_replay;
 mod process;
 mod references;
 mod result_text;
@@ -81,6 +82,7 @@ pub fn all() -> Vec<Case> {
         page::cases(),
         page_in_browser::cases(),
         page_layout::cases(),
+        page_replay::cases(),
         generated::cases(),
     ]
     .concat()

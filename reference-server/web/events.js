@@ -17,12 +17,10 @@ function findTool(message, id) {
 
 function applyEvent(event, message) {
   if (event.event === "start") {
-    const startsRound = message.segments.length && message.segments[message.segments.length - 1].type === "tool";
-    if (!startsRound) lastText(message);
     message.segments.push({ type: "tool", tool: { id: event.id, name: event.name, state: "writing" } });
   } else if (event.event === "call") {
     const tool = findTool(message, event.id);
-    if (tool) Object.assign(tool, { state: "running", server: event.server, tool: event.tool, arguments: event.arguments });
+    if (tool) Object.assign(tool, { state: "running", server: event.server, tool: event.tool, arguments: event.arguments, round: event.round });
   } else if (event.event === "result") {
     const tool = findTool(message, event.id);
     if (!tool) return;
@@ -46,11 +44,8 @@ export function applyChunk(chunk, message) {
   }
   const delta = (chunk.choices && chunk.choices[0] && chunk.choices[0].delta) || {};
   if (delta.reasoning_content) message.reasoning += delta.reasoning_content;
-  if (delta.content) {
-    const segment = lastText(message);
-    const separate = message.segments.length > 1 && segment.text === "" && message.segments.some((s) => s.type === "text" && s.text);
-    segment.text += (separate ? "\n\n" : "") + delta.content;
-  }
+  // The text as it streamed, nothing added: it goes back to the model so in the next turn (13.14).
+  if (delta.content) lastText(message).text += delta.content;
 }
 
 // Stop (13.6): calls still being written or running become "Not run".

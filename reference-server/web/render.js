@@ -59,7 +59,7 @@ function renderMessage(message) {
   if (message.reasoning) bubble.append(node("div", "reasoning", message.reasoning));
   for (const segment of message.segments) {
     if (segment.type === "text") {
-      // A later round's text starts with the blank line that separates rounds; the layout already does.
+      // Newlines a pass's text starts with are not drawn: the blocks already stand apart.
       const text = segment.text.replace(/^\n+/, "");
       if (text) bubble.append(node("div", "text", text));
     } else {

@@ -1,6 +1,7 @@
-// The conversation in OpenAI shape (SPEC 13.5): tool rounds replayed as an assistant message with
-// tool_calls and one tool message per call; a call's pictures go back as `strata-tool-media:`
-// references in its tool message, never as bytes.
+// The conversation in OpenAI shape (SPEC 13.14): each round (the `round` of its calls) replayed as an
+// assistant message with the text it streamed and its tool_calls, then one tool message per call that
+// ran; a call's pictures go back as `strata-tool-media:` references in its tool message, never as
+// bytes (13.3).
 
 function toolCall(tool) {
   return { id: tool.id, type: "function", function: { name: tool.name, arguments: JSON.stringify(tool.arguments || {}) } };
@@ -34,6 +35,7 @@ export function requestMessages(messages) {
         flush();
         text += segment.text;
       } else if (segment.tool.result !== undefined && segment.tool.state !== "skipped") {
+        if (calls.length && calls[0].round !== segment.tool.round) flush();
         calls.push(segment.tool);
       }
     }

@@ -1,6 +1,6 @@
 //! A recording proxy between the browser and the server under test, on loopback: the page is loaded
 //! from it, so every request the page makes passes through and is written down (method, path, the
-//! key headers, and the body of each POST). Answers stream through unchanged (a Stop in the page closes
+//! key headers, the body of each POST, and what each POST was answered). Answers stream through unchanged (a Stop in the page closes
 //! the upstream request too). Origin and Referer are rewritten to the server's own, since to the page
 //! the proxy *is* the server.
 
@@ -32,6 +32,15 @@ pub struct Recorded {
     pub api_key: Option<String>,
     /// The body of a POST, as text.
     pub body: Option<String>,
+    /// The answer's body so far (of a POST; at most [`MAX_RECORDED_BODY`]), as it streams to the page.
+    pub answer: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Recorded {
+    /// The answer's body received so far, as text.
+    pub fn answer_text(&self) -> String {
+        self.answer.lock().map(|a| String::from_utf8_lossy(&a).into_owned()).unwrap_or_default()
+    }
 }
 
 struct Shared {
@@ -100,7 +109,9 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         authorization: text(header::AUTHORIZATION),
         api_key: text(header::HeaderName::from_static("x-api-key")),
         body: (parts.method == http::Method::POST).then(|| String::from_utf8_lossy(&body).into_owned()),
+        answer: Arc::default(),
     };
+    let sink = (parts.method == http::Method::POST).then(|| Arc::clone(&recorded.answer));
     if let Ok(mut log) = shared.log.lock() {
         log.push(recorded);
     }
@@ -124,5 +135,13 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             response = response.header(name, value);
         }
     }
-    response.body(Body::from_stream(answer.bytes_stream())).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+    let stream = futures::StreamExt::inspect(answer.bytes_stream(), move |chunk| {
+        if let (Some(sink), Ok(bytes)) = (&sink, chunk)
+            && let Ok(mut kept) = sink.lock()
+            && kept.len() + bytes.len() <= MAX_RECORDED_BODY
+        {
+            kept.extend_from_slice(bytes);
+        }
+    });
+    response.body(Body::from_stream(stream)).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }

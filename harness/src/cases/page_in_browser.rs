@@ -596,7 +596,7 @@ async fn contract_marks(ctx: Ctx) -> CheckResult {
 }
 
 /// Runs `check` once, at 768 px, in a fresh browser on the scenario's server (a screenshot when it fails).
-async fn at_768(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
+pub(super) async fn at_768(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
     let driver = driver::driver().await?;
     let visit = open(ctx, &driver, case, 768, ctx.http.base()).await?;
     let outcome = check(&visit).await;
