@@ -22,6 +22,7 @@ mod mcp_config_file;
 mod page;
 mod page_in_browser;
 mod page_layout;
+mod page_notes;
 mod page_replay;
 mod process;
 mod references;
@@ -83,6 +84,7 @@ pub fn all() -> Vec<Case> {
         page_in_browser::cases(),
         page_layout::cases(),
         page_replay::cases(),
+        page_notes::cases(),
         generated::cases(),
     ]
     .concat()

@@ -1,0 +1,111 @@
+//! SPEC 13.15 in a real browser: what the bubble says besides the answer — the reasoning a pass
+//! streamed, shown apart from the answer's text, and the message of a request the server refused
+//! (read from the refusal itself, as the recording proxy kept it).
+
+use serde_json::{Value, json};
+
+use super::page_in_browser::{Visit, at_768};
+use crate::browser::page::{idle, js, sel, send, wait_until};
+use crate::case::{Case, CheckResult, expect};
+use crate::cases::case;
+use crate::context::Ctx;
+use crate::scenario::{Scenario, Setup, own};
+
+/// The first turn's reasoning (streamed a token at a time) and its answer.
+const REASONING: &str = "Erst überlegen: 思考 😀 REASONING-CANARY";
+const ANSWER: &str = "Die Antwort: ANSWER-CANARY";
+/// The context of the scenario's engine: the first turn fits, a message of [`LONG_WORDS`] words does not.
+const CONTEXT: u64 = 1024;
+const LONG_WORDS: usize = 1500;
+
+/// No MCP servers, so the first prompt is small.
+const NOTES: Scenario = own("page-notes", || {
+    Setup::plain().with_key().scripts(vec![format!("{REASONING}</think>\n\n{ANSWER}")]).set(
+        "engine",
+        "max_context",
+        json!(CONTEXT),
+    )
+});
+
+pub fn cases() -> Vec<Case> {
+    vec![case!(
+        "page.reasoning-and-refusals-shown",
+        "13.15",
+        Must,
+        NOTES,
+        "a pass's reasoning is shown in its bubble, non-ASCII intact, in an element apart from the answer's text; a message longer than the context is refused and the bubble shows the refusal's own message",
+        reasoning_and_refusals,
+        [
+            "page-reasoning-hidden",
+            "page-reasoning-mixed-into-the-answer",
+            "page-refusal-silent",
+            "page-refusal-status-only"
+        ]
+    )]
+}
+
+async fn reasoning_and_refusals(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.reasoning-and-refusals-shown", |visit| Box::pin(reasoning_and_refusals_at(visit))).await
+}
+
+/// A JS expression: the last bubble holds `text` and no turn is running.
+fn last_bubble_holds(text: &str) -> String {
+    format!(
+        "(() => {{ const b = [...document.querySelectorAll('{}')].pop(); return !!b && b.textContent.includes({text:?}); }})() && {}",
+        sel("bubble"),
+        idle()
+    )
+}
+
+async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Denk nach").await?;
+    wait_until(visit.client(), &last_bubble_holds(ANSWER), 30, "the answer shown and the turn over").await?;
+    // For each text: the text of the smallest element holding all of it, in the last bubble.
+    let script = format!(
+        r#"const bubble = [...document.querySelectorAll('{bubble}')].pop();
+        const holder = (wanted) => {{
+            let found = null;
+            for (const e of bubble.querySelectorAll('*')) if (e.textContent.includes(wanted)) found = e;
+            return found && found.textContent;
+        }};
+        return {{ reasoning: holder({REASONING:?}), answer: holder({ANSWER:?}), text: bubble.innerText }};"#,
+        bubble = sel("bubble"),
+    );
+    let facts = js(visit.client(), &script).await?;
+    let text = facts["text"].as_str().unwrap_or_default();
+    let reasoning = facts["reasoning"].as_str();
+    expect(reasoning.is_some(), format!("the reasoning {REASONING:?} shown in the bubble"), text)?;
+    let apart = |held: Option<&str>, other: &str| held.is_some_and(|h| !h.contains(other));
+    expect(
+        apart(reasoning, ANSWER) && apart(facts["answer"].as_str(), REASONING),
+        "the reasoning and the answer's text in elements apart (no element holds both)",
+        format!("reasoning in {:?}; answer in {:?}", facts["reasoning"], facts["answer"]),
+    )?;
+    let long = vec!["Wort"; LONG_WORDS].join(" ");
+    let before = visit.proxy.log().len();
+    send(visit.client(), &long).await?;
+    let refused = format!("{} && document.querySelectorAll('{}').length >= 4", idle(), sel("bubble"));
+    wait_until(visit.client(), &refused, 30, "the long message's turn over").await?;
+    let answer = visit.proxy.log()[before..]
+        .iter()
+        .find(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
+        .map(|r| r.answer_text())
+        .unwrap_or_default();
+    let message = serde_json::from_str::<Value>(&answer)
+        .ok()
+        .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    expect(
+        !message.is_empty(),
+        format!("the {LONG_WORDS}-word message refused with the JSON error of 2.8 (a context of {CONTEXT} tokens)"),
+        answer.chars().take(300).collect::<String>(),
+    )?;
+    let shown =
+        js(visit.client(), &format!("return [...document.querySelectorAll('{}')].pop().textContent;", sel("bubble")))
+            .await?;
+    expect(
+        shown.as_str().is_some_and(|s| s.contains(&message)),
+        format!("the refusal's message in the bubble: {message:?}"),
+        shown.to_string(),
+    )
+}
