@@ -35,6 +35,15 @@ pub fn cases() -> Vec<Case> {
             ["mcp-groups-escape"]
         ),
         case!(
+            "process.shutdown-asks-stdio-servers-then-waits",
+            "5.5",
+            Must,
+            LAUNCHES,
+            "at SIGTERM, a stdio server that takes 1 s to stop on SIGTERM gets SIGTERM (it writes a note) and one that ignores SIGTERM is killed about 2 s later; both are gone when the server exits 0, between 2 and 6 s after the signal",
+            shutdown_asks_then_waits,
+            ["sigterm-forgets-mcp-servers"]
+        ),
+        case!(
             "process.log-keeps-no-secrets",
             "1.12",
             Must,
@@ -110,6 +119,47 @@ async fn groups_reaped(ctx: &Ctx, worker: &str, left_behind: &str) -> CheckResul
     let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
     expect_eq("exit code after SIGTERM", Some(0), code)?;
     expect_eq("stdio server processes 2 s after the exit", 0, until_gone(worker, Duration::from_secs(2)).await)
+}
+
+async fn shutdown_asks_then_waits(ctx: Ctx) -> CheckResult {
+    let note = std::env::temp_dir().join(marker("slow-to-stop"));
+    let note_arg = note.to_string_lossy().into_owned();
+    let stubborn = marker("ignores-term");
+    let verdict = asks_then_waits(&ctx, &note_arg, &stubborn).await;
+    kill_all_with(&note_arg);
+    kill_all_with(&stubborn);
+    let _ = std::fs::remove_file(&note);
+    verdict
+}
+
+async fn asks_then_waits(ctx: &Ctx, note: &str, stubborn: &str) -> CheckResult {
+    let exe = mediacheck_exe()?;
+    let config = json!({"mcp_servers": {
+        "polite": {"command": exe, "args": ["hostile-mcp", "slow-to-stop", note]},
+        "stubborn": {"command": exe, "args": ["hostile-mcp", "ignores-term", stubborn]},
+    }});
+    let mut server = ctx.start_running(&config, &[], &[]).await?;
+    let status = super::common::settled_mcp_status(&server.http, 20).await?;
+    let ready = status["servers"].as_array().into_iter().flatten().filter(|s| s["status"] == "ready").count();
+    expect_eq("stdio servers ready", 2, ready)?;
+    expect_eq("processes of the two stdio servers", 2, alive_with(note) + alive_with(stubborn))?;
+    let asked = std::time::Instant::now();
+    let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
+    let took = asked.elapsed();
+    let left = alive_with(note) + alive_with(stubborn);
+    expect_eq("exit code after SIGTERM", Some(0), code)?;
+    let noted = std::fs::read_to_string(note).unwrap_or_default();
+    expect(
+        noted == "term\n",
+        "the polite server asked with SIGTERM first (it wrote its note, 1 s after)",
+        format!("its note: {noted:?} (SIGKILL leaves none)"),
+    )?;
+    expect_eq("stdio server processes alive when the server exited (reaped first, 1.9)", 0, left)?;
+    expect(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(6),
+        "the exit 2 to 6 s after SIGTERM (the stubborn server's 2 s of grace, then SIGKILL)",
+        format!("{:.2} s", took.as_secs_f64()),
+    )
 }
 
 async fn log_keeps_no_secrets(ctx: Ctx) -> CheckResult {
