@@ -44,6 +44,15 @@ pub fn cases() -> Vec<Case> {
             ["sigterm-forgets-mcp-servers"]
         ),
         case!(
+            "process.tool-cap-warns-only-when-tools-are-left-out",
+            "5.2",
+            Must,
+            LAUNCHES,
+            "a stdio server listing exactly 1,000 tools has all 1,000 and the log warns of nothing; one listing 1,001 has 1,000 and the log warns that the rest were left out",
+            tool_cap_warns,
+            ["tool-cap-warns-when-full"]
+        ),
+        case!(
             "process.log-keeps-no-secrets",
             "1.12",
             Must,
@@ -160,6 +169,35 @@ async fn asks_then_waits(ctx: &Ctx, note: &str, stubborn: &str) -> CheckResult {
         "the exit 2 to 6 s after SIGTERM (the stubborn server's 2 s of grace, then SIGKILL)",
         format!("{:.2} s", took.as_secs_f64()),
     )
+}
+
+async fn tool_cap_warns(ctx: Ctx) -> CheckResult {
+    let exe = mediacheck_exe()?;
+    for (mode, listed) in [("thousand-tools", 1000), ("thousand-and-one-tools", 1001)] {
+        let config = json!({"mcp_servers": {"many": {"command": exe, "args": ["hostile-mcp", mode]}}});
+        let mut server = ctx.start_running(&config, &[], &[]).await?;
+        let status = super::common::settled_mcp_status(&server.http, 30).await?;
+        let offered = status["servers"][0]["tools"].as_array().map_or(0, Vec::len);
+        expect_eq(&format!("tools offered of a server listing {listed} (GET /mcp)"), 1000, offered)?;
+        let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
+        expect_eq("exit code after SIGTERM", Some(0), code)?;
+        let log = server.stderr();
+        let warnings: Vec<&str> = log.lines().filter(|l| l.to_ascii_lowercase().contains("warn")).collect();
+        if listed == 1000 {
+            expect(
+                warnings.is_empty(),
+                "no warning in the log: exactly 1,000 tools leave none out",
+                format!("{warnings:?}"),
+            )?;
+        } else {
+            expect(
+                !warnings.is_empty(),
+                "a warning in the log that tools were left out (1,001 listed, 1,000 kept)",
+                format!("no line with \"warn\" in {} bytes of log", log.len()),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 async fn log_keeps_no_secrets(ctx: Ctx) -> CheckResult {
