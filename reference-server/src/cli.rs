@@ -103,7 +103,14 @@ where
     for warning in &loaded.warnings {
         eprintln!("reference-server: {warning}");
     }
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(log_filter()).try_init().ok();
+    // Colour only on a terminal: a log piped to a file or a collector is plain text (SPEC 1.12).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(colour)
+        .with_env_filter(log_filter())
+        .try_init()
+        .ok();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
