@@ -33,16 +33,14 @@ function applyEvent(event, message) {
   }
 }
 
+// A chunk of the stream (SPEC 4.4): the server streams no error chunks — a refusal is an error answer
+// before any stream (app.js shows its message, 13.15), a broken stream a failed read.
 export function applyChunk(chunk, message) {
-  if (chunk.error) {
-    message.notice = "The request failed: " + chunk.error.message;
-    return;
-  }
   if (chunk.strata_mcp) {
     applyEvent(chunk.strata_mcp, message);
     return;
   }
-  const delta = (chunk.choices && chunk.choices[0] && chunk.choices[0].delta) || {};
+  const delta = chunk.choices[0].delta; // every other chunk has one choice and a delta (4.4)
   if (delta.reasoning_content) message.reasoning += delta.reasoning_content;
   // The text as it streamed, nothing added: it goes back to the model so in the next turn (13.14).
   if (delta.content) lastText(message).text += delta.content;

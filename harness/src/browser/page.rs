@@ -98,6 +98,21 @@ pub async fn send(client: &Client, text: &str) -> Result<(), CheckError> {
     click(client, "send").await
 }
 
+/// Puts a long message into the message box at once, as a paste does (the value set through the
+/// element's own setter, then an `input` event), and sends it: typing thousands of characters key by
+/// key takes the driver seconds.
+pub async fn send_pasted(client: &Client, text: &str) -> Result<(), CheckError> {
+    let script = format!(
+        "const box = document.querySelector('{}');          Object.getOwnPropertyDescriptor(Object.getPrototypeOf(box), 'value').set.call(box, arguments[0]);          box.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;",
+        sel("message")
+    );
+    client
+        .execute(&script, vec![serde_json::Value::from(text)])
+        .await
+        .map_err(|e| CheckError::Fail { expected: "to paste a message".into(), actual: e.to_string() })?;
+    click(client, "send").await
+}
+
 /// Clicks Stop.
 pub async fn stop(client: &Client) -> Result<(), CheckError> {
     click(client, "stop").await

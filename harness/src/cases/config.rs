@@ -79,9 +79,9 @@ pub fn cases() -> Vec<Case> {
             "1.4",
             Must,
             LAUNCHES,
-            "unknown keys, at the top and inside mcp, each print `config <key>=<value>: unknown key, ignored` and the server starts",
+            "unknown keys, at the top and inside mcp, each print `config <key>=<value>: unknown key, ignored` and the server starts; an unknown object shows its strings, but one under api_key as \"***\" (1.3's secrets)",
             unknown_keys,
-            ["unknown-keys-refused"]
+            ["unknown-keys-refused", "unknown-values-unredacted"]
         ),
         case!(
             "config.ready-line-names-the-real-port",
@@ -281,7 +281,9 @@ async fn secrets_hidden(ctx: Ctx) -> CheckResult {
 }
 
 async fn unknown_keys(ctx: Ctx) -> CheckResult {
-    let launch = ctx.launch(&json!({"colour": "blue", "mcp": {"shade": 1}})).await?;
+    let tint =
+        json!({"name": "teal ✓", "api_key": "s3cret-tint", "env": {"T": "s3cret-tint-env"}, "notes": {"a": "plain"}});
+    let launch = ctx.launch(&json!({"colour": "blue", "mcp": {"shade": 1}, "tint": tint})).await?;
     expect(
         launch.code.is_none() && !launch.first_line.is_empty(),
         "the server starts",
@@ -294,7 +296,19 @@ async fn unknown_keys(ctx: Ctx) -> CheckResult {
             launch.stderr.clone(),
         )?;
     }
-    Ok(())
+    // An unknown object is shown whole but for its secrets: what is under api_key and env is "***",
+    // every other string shows (the order of its keys is the server's).
+    let tint = lines_of(&launch).into_iter().find(|l| l.contains("config tint=")).unwrap_or_default();
+    for shown in
+        ["\"name\":\"teal ✓\"", "\"api_key\":\"***\"", "\"env\":{\"T\":\"***\"}", "\"notes\":{\"a\":\"plain\"}"]
+    {
+        expect(
+            tint.contains(shown) && tint.ends_with(": unknown key, ignored"),
+            format!("a line `config tint=…: unknown key, ignored` showing {shown}"),
+            launch.stderr.clone(),
+        )?;
+    }
+    expect(!launch.stderr.contains("s3cret-tint"), "stderr without s3cret-tint", launch.stderr.clone())
 }
 
 async fn ready_line_port(ctx: Ctx) -> CheckResult {

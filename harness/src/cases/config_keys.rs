@@ -20,7 +20,7 @@ pub fn cases() -> Vec<Case> {
             "1.5",
             Must,
             LAUNCHES,
-            "each typed key of 1.5, 1.10 and 1.11 (the mcp seconds and counts, image_results, max_body_mib, the connection bounds, engine.delay_ms, max_context and restart_per_request, vision.backend, device, min_pixels and max_pixels) alone with a value it refuses stops startup with one line `config <key>=<value>: …`, exit 2; max_pixels below min_pixels (785/784) or below 784 (1/783) is refused naming vision.max_pixels, 784/784 and 1/784 start",
+            "each typed key of 1.5, 1.10 and 1.11 (the mcp seconds and counts, image_results, max_body_mib, the connection bounds, engine.delay_ms, max_context and restart_per_request, vision.backend, device, min_pixels and max_pixels) alone with a value it refuses stops startup with one line `config <key>=<value>: …`, exit 2; max_pixels below min_pixels (785/784) or below 784 (1/783) is refused naming vision.max_pixels, 784/784 and 1/784 start; the file's port refuses 65536 (whatever --port says), model and host a blank string, integer keys refuse 1.5 (engine.delay_ms too) and the float past 2^53 (mcp.max_result_chars 9007199254740994.0)",
             every_key_refuses,
             ["config-lenient", "vision-bounds-ignored", "caps-unread"]
         ),
@@ -29,7 +29,7 @@ pub fn cases() -> Vec<Case> {
             "1.4",
             Must,
             LAUNCHES,
-            "every typed key of 1.5, 1.10 and 1.11 set at once to a value it takes starts the server with no warning: none of them is an unknown key",
+            "every typed key of 1.5, 1.10 and 1.11 set at once to a value it takes (integers also written as 0.0, 1000.0 and 2^53 = 9007199254740992.0; engine.delay_ms at 2^53 too) starts the server with no warning: none of them is an unknown key",
             every_key_read,
             ["caps-unread"]
         ),
@@ -58,11 +58,17 @@ fn refused_rows() -> Vec<(&'static str, Value)> {
         ("mcp.max_tool_pages", json!(0)),
         ("mcp.max_tools_per_server", json!(1.5)),
         ("mcp.image_results", json!("false")),
+        ("port", json!(65_536)),
+        ("model", json!("  ")),
+        ("host", json!("")),
         ("max_body_mib", json!(0)),
         ("max_connections", json!(0.5)),
         ("header_timeout_s", json!(0)),
         ("body_timeout_s", json!("60")),
         ("engine.delay_ms", json!(-1)),
+        ("engine.delay_ms", json!(1.5)),
+        // One float past 2^53 (1.5): it no longer holds every integer.
+        ("mcp.max_result_chars", json!(9_007_199_254_740_994.0)),
         ("engine.max_context", json!(0)),
         ("engine.restart_per_request", json!(1)),
         ("vision.backend", json!("gpu")),
@@ -77,12 +83,12 @@ fn refused_rows() -> Vec<(&'static str, Value)> {
 fn all_taken() -> Value {
     json!({
         "mcp": {
-            "timeout_s": 30, "start_timeout_s": 2.5, "retry_failed_s": 5, "max_result_chars": 20000,
+            "timeout_s": 30, "start_timeout_s": 2.5, "retry_failed_s": 5, "max_result_chars": 9_007_199_254_740_992.0,
             "max_rounds": 4, "max_pictures_per_result": 4, "max_picture_chars": 24000000,
             "max_tool_pages": 100, "max_tools_per_server": 1000.0, "image_results": true
         },
-        "max_body_mib": 16, "max_connections": 64, "header_timeout_s": 10, "body_timeout_s": 60,
-        "engine": {"delay_ms": 0, "max_context": 262144, "restart_per_request": false},
+        "port": 65_535, "max_body_mib": 16, "max_connections": 64, "header_timeout_s": 10, "body_timeout_s": 60,
+        "engine": {"delay_ms": 0.0, "max_context": 262144, "restart_per_request": false},
         "vision": {"backend": "geometry", "device": "cpu", "min_pixels": 3136, "max_pixels": 1003520}
     })
 }
@@ -136,7 +142,9 @@ async fn every_key_refuses(ctx: Ctx) -> CheckResult {
 }
 
 async fn every_key_read(ctx: Ctx) -> CheckResult {
-    starts_quietly(&ctx, &all_taken()).await
+    starts_quietly(&ctx, &all_taken()).await?;
+    // The non-negative count at 2^53 written as a float (all_taken has it at 0.0).
+    starts_quietly(&ctx, &json!({"engine": {"delay_ms": 9_007_199_254_740_992.0}})).await
 }
 
 /// What a vision block may come to: a start that `/v1/status` reports as `(backend, device, min, max)`,

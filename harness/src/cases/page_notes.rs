@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::page_in_browser::{Visit, at_768};
-use crate::browser::page::{idle, js, sel, send, wait_until};
+use crate::browser::page::{idle, js, sel, send, send_pasted, wait_until};
 use crate::case::{Case, CheckResult, expect};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -83,7 +83,7 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
     )?;
     let long = vec!["Wort"; LONG_WORDS].join(" ");
     let before = visit.proxy.log().len();
-    send(visit.client(), &long).await?;
+    send_pasted(visit.client(), &long).await?;
     let refused = format!("{} && document.querySelectorAll('{}').length >= 4", idle(), sel("bubble"));
     wait_until(visit.client(), &refused, 30, "the long message's turn over").await?;
     let answer = visit.proxy.log()[before..]

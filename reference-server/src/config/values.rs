@@ -79,11 +79,15 @@ pub fn seconds(key: &str, value: &Value) -> Result<f64, ConfigError> {
     }
 }
 
+/// 2^53: up to here a JSON number written with a fraction or an exponent holds every integer exactly
+/// (SPEC 1.5); past it, one such value stands for several integers, so it is refused.
+const EXACT_FLOAT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
 /// An integer-valued number of at least 1 (`1.5` and booleans are refused; strata-wire C-F6).
 pub fn positive_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
-    let whole = value
-        .as_u64()
-        .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f < 9.0e15).map(|f| f as u64));
+    let whole = value.as_u64().or_else(|| {
+        value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= EXACT_FLOAT_INTEGERS).map(|f| f as u64)
+    });
     match whole {
         Some(n) if n >= 1 => Ok(n),
         _ => Err(ConfigError::new(key, value, "expected a positive integer")),
@@ -95,7 +99,9 @@ pub fn positive_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
 pub fn non_negative_integer(key: &str, value: &Value) -> Result<u64, ConfigError> {
     value
         .as_u64()
-        .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15).map(|f| f as u64))
+        .or_else(|| {
+            value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= EXACT_FLOAT_INTEGERS).map(|f| f as u64)
+        })
         .ok_or_else(|| ConfigError::new(key, value, "expected an integer >= 0"))
 }
 
