@@ -149,10 +149,21 @@ pub struct Call {
     with_key: bool,
 }
 
+/// The longest a kept-alive connection waits in the pool to be used again: under the 1 s that is the
+/// least header timeout a server can be given.
+const IDLE_REUSE: std::time::Duration = std::time::Duration::from_millis(900);
+
 impl Http {
     /// A client for `base` (`http://host:port`), sending `key` when a request asks for it.
     pub fn new(base: &str, key: Option<String>) -> Self {
-        let client = Client::builder(TokioExecutor::new()).pool_max_idle_per_host(32).build_http();
+        // A kept-alive connection is reused only within IDLE_REUSE: a server may close an idle one after
+        // its header timeout (SPEC 1.11: 1 s at the least), and a request sent on it just then would
+        // meet the close and get no answer — the harness's fault, not the server's.
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(32)
+            .pool_idle_timeout(IDLE_REUSE)
+            .pool_timer(hyper_util::rt::TokioTimer::new())
+            .build_http();
         Self { base: base.trim_end_matches('/').to_string(), key, client, transcript: Arc::default() }
     }
 

@@ -144,6 +144,16 @@ pub fn loaded_pictures() -> String {
     )
 }
 
+/// A JS expression: `count` tool blocks, each settled (done, error or not run), and no turn running.
+pub fn tools_settled(count: usize) -> String {
+    format!(
+        "document.querySelectorAll('{tool}').length === {count} && \
+         [...document.querySelectorAll('{tool}')].every(t => ['done', 'error', 'skipped'].includes(t.dataset.state)) && {idle}",
+        tool = sel("tool"),
+        idle = idle()
+    )
+}
+
 /// A JS expression: no turn is running (Stop is not shown).
 pub fn idle() -> String {
     format!(

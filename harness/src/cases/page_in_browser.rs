@@ -14,7 +14,7 @@ use crate::browser::driver::{self, Driver};
 use crate::browser::layout::fits;
 use crate::browser::page::{
     base64_in_storage, downloads, enter_key, idle, js, loaded_pictures, open_every_tool, reload, sel, send, shown,
-    stop, wait_until,
+    stop, tools_settled, wait_until,
 };
 use crate::browser::proxy::Proxy;
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
@@ -662,12 +662,7 @@ async fn tool_blocks_show_the_call(ctx: Ctx) -> CheckResult {
 
 async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
     send(visit.client(), "Echo and fail").await?;
-    let settled = format!(
-        "document.querySelectorAll('{tool}').length === 4 && \
-         [...document.querySelectorAll('{tool}')].every(t => ['done', 'error', 'skipped'].includes(t.dataset.state)) && {idle}",
-        tool = sel("tool"),
-        idle = idle()
-    );
+    let settled = tools_settled(4);
     wait_until(visit.client(), &settled, 30, "four tool blocks settled and the turn over").await?;
     let read = format!(
         "return [...document.querySelectorAll('{}')].map(t => ({{ state: t.dataset.state, text: t.innerText }}));",

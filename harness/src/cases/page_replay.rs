@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::common::call;
 use super::page_in_browser::{Visit, at_768, page};
-use crate::browser::page::{idle, sel, send, wait_until};
+use crate::browser::page::{idle, sel, send, tools_settled, wait_until};
 use crate::case::{Case, CheckResult, expect_eq};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -63,12 +63,7 @@ async fn next_turn_replays(ctx: Ctx) -> CheckResult {
 
 async fn replays_at(visit: &Visit<'_>) -> CheckResult {
     send(visit.client(), FIRST).await?;
-    let settled = format!(
-        "document.querySelectorAll('{tool}').length === 4 && \
-         [...document.querySelectorAll('{tool}')].every(t => ['done', 'error', 'skipped'].includes(t.dataset.state)) && {idle}",
-        tool = sel("tool"),
-        idle = idle()
-    );
+    let settled = tools_settled(4);
     wait_until(visit.client(), &settled, 30, "four tool blocks settled and the turn over").await?;
     send(visit.client(), SECOND).await?;
     let answered = format!(
