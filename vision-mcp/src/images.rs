@@ -20,7 +20,7 @@ pub const MAX_BYTES: u64 = 10 << 20;
 pub const MAX_PIXELS: u64 = 20_000_000;
 /// The longest side sent.
 pub const MAX_SIDE: u32 = 512;
-/// What the GIF frame count may allocate for one frame (it decodes no pixels; this bounds its buffers).
+/// What the GIF frame count may allocate: its metadata only (XMP, ICC; it makes no frame buffer).
 pub const MAX_GIF_FRAME_BYTES: u64 = 16 << 20;
 
 /// Why a picture is refused. The texts go back to the client, so they name no path and no value.
@@ -139,6 +139,7 @@ pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
     if looked_at.len() > MAX_BYTES {
         return Err(ImageError::TooLarge);
     }
+    race_point(Moment::LookedAt, &path);
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -163,9 +164,37 @@ pub fn open_inside(root: &Path, name: &str) -> Result<(File, u64), ImageError> {
     Ok((file, opened.len()))
 }
 
+/// The moments at which the folder's owner could change a file under the server: after it was looked
+/// at (before the open), and after the open (before the read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Moment {
+    LookedAt,
+    Opened,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// What a test does to the file at a [`Moment`], once: it plays the owner racing the server.
+    static RACE: std::cell::RefCell<Option<(Moment, Box<dyn FnOnce(&Path)>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs the test's change to the file at `moment` (nothing outside the unit tests).
+fn race_point(moment: Moment, path: &Path) {
+    #[cfg(test)]
+    RACE.with(|race| {
+        let due = race.borrow().as_ref().is_some_and(|(at, _)| *at == moment);
+        if due && let Some((_, change)) = race.borrow_mut().take() {
+            change(path);
+        }
+    });
+    #[cfg(not(test))]
+    let _ = (moment, path);
+}
+
 /// Reads the picture `name` from `root`.
 pub fn read_inside(root: &Path, name: &str) -> Result<Vec<u8>, ImageError> {
     let (file, len) = open_inside(root, name)?;
+    race_point(Moment::Opened, &root.join(name));
     let mut bytes = Vec::with_capacity(len as usize);
     file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e))?;
     if bytes.len() as u64 > MAX_BYTES {
@@ -331,6 +360,66 @@ mod tests {
         }
     }
 
+    /// Reads `p.png` (`size` bytes) with `change` done to it at `moment`, as the folder's owner could:
+    /// what the read gave (its length) and whether the read got as far as the change.
+    fn read_raced(
+        size: u64,
+        moment: Moment,
+        change: impl FnOnce(&Path) + 'static,
+    ) -> (Result<usize, ImageError>, bool) {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = std::fs::File::create(dir.path().join("p.png")).expect("file");
+        file.set_len(size).expect("size");
+        RACE.with(|race| *race.borrow_mut() = Some((moment, Box::new(change))));
+        let read = read_inside(dir.path(), "p.png").map(|bytes| bytes.len());
+        (read, RACE.with(|race| race.borrow_mut().take().is_none()))
+    }
+
+    fn grow_to(size: u64) -> impl FnOnce(&Path) {
+        move |path| std::fs::OpenOptions::new().write(true).open(path).expect("open").set_len(size).expect("grow")
+    }
+
+    /// Each size check holds on its own: a file over 10 MiB when looked at is refused though it shrinks
+    /// before the open; one that grows past 10 MiB before the open, or after it (before the read), is
+    /// refused too — never read cut at 10 MiB, never read whole, never given a buffer of its new size.
+    #[test]
+    fn a_file_that_changes_size_while_it_is_opened_is_judged_at_every_step() {
+        let max = usize::try_from(MAX_BYTES).expect("fits");
+        let too_large = Err(ImageError::TooLarge);
+        assert_eq!(read_raced(MAX_BYTES + 1, Moment::LookedAt, grow_to(1000)), (too_large.clone(), false), "shrunk");
+        assert_eq!(read_raced(1000, Moment::LookedAt, grow_to(MAX_BYTES + 1)), (too_large.clone(), true), "grown");
+        assert_eq!(read_raced(1000, Moment::Opened, grow_to(MAX_BYTES + 1)), (too_large, true), "grown late");
+        assert_eq!(read_raced(1000, Moment::Opened, grow_to(MAX_BYTES)), (Ok(max), true), "grown late to 10 MiB");
+        assert_eq!(read_raced(1000, Moment::LookedAt, |_| ()), (Ok(1000), true), "unchanged");
+    }
+
+    /// The file swapped between the look-up and the open: for a link (to a picture outside the folder),
+    /// refused as a link — O_NOFOLLOW, not the identity check after it; for another file, refused as not
+    /// the one looked at; for a FIFO, refused without waiting for a writer (O_NONBLOCK).
+    #[test]
+    fn a_file_swapped_before_the_open_is_refused() {
+        let outside = tempfile::tempdir().expect("dir");
+        let secret = outside.path().join("secret.png");
+        std::fs::write(&secret, b"not for the client").expect("secret");
+        let swap_for_link = move |path: &Path| {
+            std::fs::remove_file(path).expect("remove");
+            std::os::unix::fs::symlink(&secret, path).expect("link");
+        };
+        assert_eq!(read_raced(100, Moment::LookedAt, swap_for_link), (Err(ImageError::Link), true));
+        let swap_for_file = |path: &Path| {
+            let other = path.with_file_name("other.png");
+            std::fs::write(&other, b"another file").expect("other");
+            std::fs::rename(&other, path).expect("rename");
+        };
+        assert_eq!(read_raced(100, Moment::LookedAt, swap_for_file), (Err(ImageError::NotAFile), true));
+        let swap_for_fifo = |path: &Path| {
+            std::fs::remove_file(path).expect("remove");
+            let made = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo");
+            assert!(made.success(), "mkfifo");
+        };
+        assert_eq!(read_raced(100, Moment::LookedAt, swap_for_fifo), (Err(ImageError::NotAFile), true));
+    }
+
     /// Magic bytes decide the format: RIFF that is not WebP (a WAVE file) is no accepted format, and
     /// neither is a file too short to hold WebP's header.
     #[test]
@@ -402,6 +491,32 @@ mod tests {
         assert_eq!(gif_frames(&gif_with(0, 1, 10, 10)), Err(ImageError::Unreadable), "one row out");
         assert_eq!(gif_frames(&gif_with(2, 0, 9, 5)), Err(ImageError::Unreadable), "out to the right only");
         assert_eq!(gif_frames(&gif_with(1, 1, 5, 5)), Ok(1), "a frame inside the canvas, off its edges");
+    }
+
+    /// A GIF whose logical screen is 0 pixels wide or high is refused as unreadable, as the other
+    /// decoders refuse such a header themselves; a 1×1 one is a picture. Written byte by byte: a
+    /// two-colour table and one frame, its LZW data only the clear and end codes (or one pixel).
+    #[test]
+    fn a_gif_screen_with_no_width_or_no_height_is_refused() {
+        let gif_of = |width: u16, height: u16| {
+            let mut out = b"GIF89a".to_vec();
+            out.extend_from_slice(&width.to_le_bytes());
+            out.extend_from_slice(&height.to_le_bytes());
+            out.extend_from_slice(&[0x80, 0, 0, 0, 0, 0, 255, 255, 255, 0x2C, 0, 0, 0, 0]);
+            out.extend_from_slice(&width.to_le_bytes());
+            out.extend_from_slice(&height.to_le_bytes());
+            // No local table; LZW code size 2: clear (4), then one pixel (0) if there is one, then end (5).
+            let lzw: &[u8] = if width > 0 && height > 0 { &[0x44, 0x01] } else { &[0x2C] };
+            out.extend_from_slice(&[0, 2, lzw.len() as u8]);
+            out.extend_from_slice(lzw);
+            out.extend_from_slice(&[0, 0x3B]);
+            out
+        };
+        let one = prepare(&gif_of(1, 1)).expect("a 1×1 GIF is a picture");
+        assert_eq!((one.width, one.height), (1, 1));
+        assert_eq!(prepare(&gif_of(0, 10)).err(), Some(ImageError::Unreadable), "0 wide");
+        assert_eq!(prepare(&gif_of(10, 0)).err(), Some(ImageError::Unreadable), "0 high");
+        assert_eq!(prepare(&gif_of(0, 0)).err(), Some(ImageError::Unreadable), "0 by 0");
     }
 
     /// An `acTL` chunk after IHDR makes a PNG animated, however small the file: in a 1×1 PNG the chunk
