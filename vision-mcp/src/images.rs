@@ -172,10 +172,14 @@ enum Moment {
     Opened,
 }
 
+/// A test's change to the file.
+#[cfg(test)]
+type RaceChange = Box<dyn FnOnce(&Path)>;
+
 #[cfg(test)]
 thread_local! {
     /// What a test does to the file at a [`Moment`], once: it plays the owner racing the server.
-    static RACE: std::cell::RefCell<Option<(Moment, Box<dyn FnOnce(&Path)>)>> = const { std::cell::RefCell::new(None) };
+    static RACE: std::cell::RefCell<Option<(Moment, RaceChange)>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Runs the test's change to the file at `moment` (nothing outside the unit tests).
