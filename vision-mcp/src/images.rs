@@ -379,8 +379,8 @@ mod tests {
         (read, RACE.with(|race| race.borrow_mut().take().is_none()))
     }
 
-    fn grow_to(size: u64) -> impl FnOnce(&Path) {
-        move |path| std::fs::OpenOptions::new().write(true).open(path).expect("open").set_len(size).expect("grow")
+    fn resize_to(size: u64) -> impl FnOnce(&Path) {
+        move |path| std::fs::OpenOptions::new().write(true).open(path).expect("open").set_len(size).expect("resize")
     }
 
     /// Each size check holds on its own: a file over 10 MiB when looked at is refused though it shrinks
@@ -390,10 +390,10 @@ mod tests {
     fn a_file_that_changes_size_while_it_is_opened_is_judged_at_every_step() {
         let max = usize::try_from(MAX_BYTES).expect("fits");
         let too_large = Err(ImageError::TooLarge);
-        assert_eq!(read_raced(MAX_BYTES + 1, Moment::LookedAt, grow_to(1000)), (too_large.clone(), false), "shrunk");
-        assert_eq!(read_raced(1000, Moment::LookedAt, grow_to(MAX_BYTES + 1)), (too_large.clone(), true), "grown");
-        assert_eq!(read_raced(1000, Moment::Opened, grow_to(MAX_BYTES + 1)), (too_large, true), "grown late");
-        assert_eq!(read_raced(1000, Moment::Opened, grow_to(MAX_BYTES)), (Ok(max), true), "grown late to 10 MiB");
+        assert_eq!(read_raced(MAX_BYTES + 1, Moment::LookedAt, resize_to(1000)), (too_large.clone(), false), "shrunk");
+        assert_eq!(read_raced(1000, Moment::LookedAt, resize_to(MAX_BYTES + 1)), (too_large.clone(), true), "grown");
+        assert_eq!(read_raced(1000, Moment::Opened, resize_to(MAX_BYTES + 1)), (too_large, true), "grown late");
+        assert_eq!(read_raced(1000, Moment::Opened, resize_to(MAX_BYTES)), (Ok(max), true), "grown late to 10 MiB");
         assert_eq!(read_raced(1000, Moment::LookedAt, |_| ()), (Ok(1000), true), "unchanged");
     }
 
