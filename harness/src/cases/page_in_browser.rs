@@ -45,7 +45,10 @@ const PICTURES: Scenario =
 const GONE: Scenario = own("page-gone", || {
     page(vec![pictures_and_more(), answer("Here are the pictures, and more."), answer("Still here.")])
 });
-const SLOW: Scenario = own("page-stop", || page(vec![call("slow_picture", &[("seconds", "60")]), answer("Done.")]));
+/// A first round that finishes (echo), then a second that runs for a minute (slow_picture).
+const SLOW: Scenario = own("page-stop", || {
+    page(vec![call("echo", &[("text", ECHOED)]), call("slow_picture", &[("seconds", "60")]), answer("Done.")])
+});
 /// A call whose arguments take the mock engine about 30 s to write (6,000 characters at 5 ms each).
 const SLOW_WRITING: Scenario = own("page-stop-writing", || {
     page(vec![call("echo", &[("text", &"w".repeat(6000))]), answer("Done.")]).set(
@@ -154,9 +157,9 @@ pub fn cases() -> Vec<Case> {
             "13.6",
             Must,
             SLOW,
-            "at every width: Stop during a running call aborts the request (the tool is cancelled), the call becomes Not run and the answer says stopped",
+            "at every width: Stop during a running call (after a first call that finished) aborts the request (the tool is cancelled), the running call becomes Not run, the finished one stays Done, and the answer says stopped",
             stop_marks_not_run,
-            ["page-stop-keeps-running"]
+            ["page-stop-keeps-running", "page-stop-marks-finished-calls"]
         ),
         case!(
             "page.stop-marks-writing-calls-not-run",
@@ -521,7 +524,7 @@ async fn stop_and_see_not_run(visit: &Visit<'_>) -> CheckResult {
     let texts = js(
         visit.client(),
         &format!(
-            "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}').textContent, bubbles[bubbles.length - 1].textContent];",
+            "const bubbles = [...document.querySelectorAll('{}')]; return [document.querySelector('{}[data-state=\"skipped\"]').textContent, bubbles[bubbles.length - 1].textContent];",
             sel("bubble"),
             sel("tool")
         ),
@@ -539,11 +542,25 @@ fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult>
         let cancelled = |entries: &[Value]| entries.iter().filter(|e| e["cancelled"] == "slow_picture").count();
         let before = cancelled(&log.entries());
         send(visit.client(), "Take your time").await?;
-        let running = format!("document.querySelector('{}[data-state=\"running\"]')", sel("tool"));
-        wait_until(visit.client(), &running, 30, "a running call").await?;
+        let running = format!(
+            "(() => {{ const t = document.querySelectorAll('{}'); return t.length === 2 && t[0].dataset.state === 'done' && t[1].dataset.state === 'running'; }})()",
+            sel("tool")
+        );
+        wait_until(visit.client(), &running, 30, "a finished call, then a running one").await?;
         expect(shown(visit.client(), "stop").await?, "Stop shown while the turn runs", "hidden")?;
         visit.session.screenshot("running").await;
         stop_and_see_not_run(visit).await?;
+        let first = js(
+            visit.client(),
+            &format!("const t = document.querySelector('{}'); return [t.dataset.state, t.textContent];", sel("tool")),
+        )
+        .await?;
+        let (state, text) = (first[0].as_str().unwrap_or_default(), first[1].as_str().unwrap_or_default());
+        expect(
+            state == "done" && text.contains("Done") && !text.contains("Not run"),
+            "the call that had finished still Done after Stop",
+            format!("data-state {state:?}: {text}"),
+        )?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while cancelled(&log.entries()) == before && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;

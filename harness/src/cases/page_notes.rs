@@ -33,11 +33,12 @@ pub fn cases() -> Vec<Case> {
         "13.15",
         Must,
         NOTES,
-        "a pass's reasoning is shown in its bubble, non-ASCII intact, in an element apart from the answer's text; a message longer than the context is refused and the bubble shows the refusal's own message",
+        "a pass's reasoning is shown in its bubble as it streamed (non-ASCII intact, nothing added after it), in an element apart from the answer's text; a message longer than the context is refused and the bubble shows the refusal's own message",
         reasoning_and_refusals,
         [
             "page-reasoning-hidden",
             "page-reasoning-mixed-into-the-answer",
+            "page-reasoning-undefined-appended",
             "page-refusal-silent",
             "page-refusal-status-only"
         ]
@@ -75,6 +76,13 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
     let text = facts["text"].as_str().unwrap_or_default();
     let reasoning = facts["reasoning"].as_str();
     expect(reasoning.is_some(), format!("the reasoning {REASONING:?} shown in the bubble"), text)?;
+    // As it streamed: a label may come before it, nothing after it.
+    let reasoning_text = reasoning.unwrap_or_default();
+    expect(
+        reasoning_text.trim_end().ends_with(REASONING),
+        format!("the reasoning shown as it streamed, nothing added after it: {REASONING:?}"),
+        reasoning_text,
+    )?;
     let apart = |held: Option<&str>, other: &str| held.is_some_and(|h| !h.contains(other));
     expect(
         apart(reasoning, ANSWER) && apart(facts["answer"].as_str(), REASONING),
