@@ -12,9 +12,10 @@ use crate::cases::case;
 use crate::context::Ctx;
 use crate::scenario::{FIXTURE_SERVER, Scenario, own};
 
-/// The first turn's message, and the second's.
+/// The three turns' messages.
 const FIRST: &str = "Geh die Werkzeuge durch ✓";
-const SECOND: &str = "Are you still there?";
+const SECOND: &str = "Nur Werkzeuge, kein Text";
+const THIRD: &str = "Are you still there?";
 /// Text the first pass writes before its two calls, and the third before its call past the limit.
 const BEFORE_CALLS: &str = "Zuerst zwei: café ① FIRST-PASS";
 const AFTER_CALLS: &str = "Danach: 日本 😀 THIRD-PASS";
@@ -22,18 +23,31 @@ const AFTER_CALLS: &str = "Danach: 日本 😀 THIRD-PASS";
 const REASONING: &str = "Weighing it: 思考 REASONING-CANARY.";
 const ECHOED: &str = "Grüße ECHO-CANARY";
 
-/// Round 1: text, then echo and add; round 2: fail, with no text at all; then text and a call past
-/// `max_rounds` 2 (not run); the second turn answers "Still here.".
+/// A pass that calls echo with `text` and streams no text at all.
+fn bare_echo(text: &str) -> String {
+    format!(
+        "</think><tool_call>\n<function={FIXTURE_SERVER}__echo>\n<parameter=text>\n{text}\n</parameter>\n</function>\n</tool_call>"
+    )
+}
+
+/// The first turn — round 1: text, then echo, add and a picture (its result has text and a picture);
+/// round 2: fail, with no text at all; then text and a call past `max_rounds` 2 (not run). The second
+/// turn: three passes of calls and no text (two rounds, one call past the limit), so nothing streamed
+/// after its last round. The third answers "Still here.".
 const REPLAY: Scenario = own("page-replay", || {
     let first = fixtures::scripts::calls_script(&[
         ("fake__echo", &[("text", ECHOED)]),
         ("fake__add", &[("a", "1234567"), ("b", "7654321")]),
+        ("fake__picture", &[("width", "64"), ("height", "48"), ("count", "1")]),
     ])
     .replacen("Let me check.", BEFORE_CALLS, 1);
     page(vec![
         format!("{REASONING}{first}"),
         format!("</think><tool_call>\n<function={FIXTURE_SERVER}__fail>\n</function>\n</tool_call>"),
         call("echo", &[("text", "past the limit")]).replacen("Let me check.", AFTER_CALLS, 1),
+        bare_echo("eins"),
+        bare_echo("zwei"),
+        bare_echo("drei, past the limit"),
         super::common::answer("Still here."),
     ])
     .set("mcp", "max_rounds", json!(2))
@@ -45,14 +59,16 @@ pub fn cases() -> Vec<Case> {
         "13.14",
         Must,
         REPLAY,
-        "after a turn of three passes (text and two calls; a call with no text; text and a call past the limit), the next turn's request holds the user messages, one assistant message per round with the text it streamed (non-ASCII intact, nothing added, no reasoning) and its calls (id, name, arguments), one tool message per call run (its result text, an error's too), the closing text, and the new message",
+        "after a turn of three passes (text and three calls, one with a picture; a call with no text; text and a call past the limit) and a turn of calls with no text at all, the next turn's request holds the user messages, one assistant message per round with the text it streamed (non-ASCII intact, nothing added, no reasoning) and its calls (id, name, arguments), one tool message per call run (its result text, an error's too, beside its picture's reference), the closing text where one streamed (no empty message where none did), and the new message",
         next_turn_replays,
         [
             "page-rounds-merged",
             "page-rounds-joined-by-a-blank-line",
             "page-calls-sent-by-tool-name",
             "page-error-results-dropped",
-            "page-arguments-dropped"
+            "page-arguments-dropped",
+            "page-tool-text-dropped-beside-pictures",
+            "page-empty-closing-message"
         ]
     )]
 }
@@ -63,26 +79,29 @@ async fn next_turn_replays(ctx: Ctx) -> CheckResult {
 
 async fn replays_at(visit: &Visit<'_>) -> CheckResult {
     send(visit.client(), FIRST).await?;
-    let settled = tools_settled(4);
-    wait_until(visit.client(), &settled, 30, "four tool blocks settled and the turn over").await?;
+    wait_until(visit.client(), &tools_settled(5), 30, "five tool blocks settled and the turn over").await?;
     send(visit.client(), SECOND).await?;
+    wait_until(visit.client(), &tools_settled(8), 30, "three more tool blocks settled and the turn over").await?;
+    send(visit.client(), THIRD).await?;
     let answered = format!(
         "[...document.querySelectorAll('{}')].some(b => b.textContent.includes('Still here.')) && {}",
         sel("bubble"),
         idle()
     );
-    wait_until(visit.client(), &answered, 30, "the next turn answered").await?;
+    wait_until(visit.client(), &answered, 30, "the third turn answered").await?;
     let chats: Vec<_> = visit
         .proxy
         .log()
         .into_iter()
         .filter(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
         .collect();
-    expect_eq("chat requests the page made (one a turn)", 2, chats.len())?;
+    expect_eq("chat requests the page made (one a turn)", 3, chats.len())?;
     let mut expected = vec![json!({"role": "user", "content": FIRST})];
     expected.extend(replayed(&chats[0].answer_text()));
     expected.push(json!({"role": "user", "content": SECOND}));
-    let sent: Value = serde_json::from_str(chats[1].body.as_deref().unwrap_or_default()).unwrap_or_default();
+    expected.extend(replayed(&chats[1].answer_text()));
+    expected.push(json!({"role": "user", "content": THIRD}));
+    let sent: Value = serde_json::from_str(chats[2].body.as_deref().unwrap_or_default()).unwrap_or_default();
     let sent = sent["messages"].as_array().cloned().unwrap_or_default();
     compare(&expected, &sent)
 }
