@@ -523,6 +523,27 @@ mod tests {
         assert_eq!(prepare(&gif_of(0, 0)).err(), Some(ImageError::Unreadable), "0 by 0");
     }
 
+    /// The same for a JPEG whose frame header (SOF0) says 0 wide or 0 high: refused, never sent on as
+    /// a picture with no pixels. (PNG and WebP cannot say 0: PNG's header refuses it, WebP stores
+    /// size − 1.)
+    #[test]
+    fn a_jpeg_frame_with_no_width_or_no_height_is_refused() {
+        let mut jpeg = Vec::new();
+        DynamicImage::ImageRgb8(image::RgbImage::new(8, 8))
+            .write_to(&mut Cursor::new(&mut jpeg), ImageFormat::Jpeg)
+            .expect("encoded");
+        let sof = jpeg.windows(2).position(|w| w == [0xFF, 0xC0]).expect("a baseline frame header");
+        let sized = |height: u16, width: u16| {
+            let mut out = jpeg.clone();
+            out[sof + 5..sof + 7].copy_from_slice(&height.to_be_bytes());
+            out[sof + 7..sof + 9].copy_from_slice(&width.to_be_bytes());
+            out
+        };
+        assert_eq!(prepare(&sized(8, 8)).map(|p| (p.width, p.height)).ok(), Some((8, 8)), "the unpatched copy");
+        assert_eq!(prepare(&sized(8, 0)).err(), Some(ImageError::Unreadable), "0 wide");
+        assert_eq!(prepare(&sized(0, 8)).err(), Some(ImageError::Unreadable), "0 high");
+    }
+
     /// An `acTL` chunk after IHDR makes a PNG animated, however small the file: in a 1×1 PNG the chunk
     /// ends within a few dozen bytes of the start.
     #[test]

@@ -23,11 +23,10 @@ const AFTER_CALLS: &str = "Danach: 日本 😀 THIRD-PASS";
 const REASONING: &str = "Weighing it: 思考 REASONING-CANARY.";
 const ECHOED: &str = "Grüße ECHO-CANARY";
 
-/// A pass that calls echo with `text` and streams no text at all.
-fn bare_echo(text: &str) -> String {
-    format!(
-        "</think><tool_call>\n<function={FIXTURE_SERVER}__echo>\n<parameter=text>\n{text}\n</parameter>\n</function>\n</tool_call>"
-    )
+/// A pass that calls the fixture's `tool` (with `text`, when given) and streams no text at all.
+fn bare_call(tool: &str, text: Option<&str>) -> String {
+    let parameter = text.map(|t| format!("<parameter=text>\n{t}\n</parameter>\n")).unwrap_or_default();
+    format!("</think><tool_call>\n<function={FIXTURE_SERVER}__{tool}>\n{parameter}</function>\n</tool_call>")
 }
 
 /// The first turn — round 1: text, then echo, add and a picture (its result has text and a picture);
@@ -43,11 +42,11 @@ const REPLAY: Scenario = own("page-replay", || {
     .replacen("Let me check.", BEFORE_CALLS, 1);
     page(vec![
         format!("{REASONING}{first}"),
-        format!("</think><tool_call>\n<function={FIXTURE_SERVER}__fail>\n</function>\n</tool_call>"),
+        bare_call("fail", None),
         call("echo", &[("text", "past the limit")]).replacen("Let me check.", AFTER_CALLS, 1),
-        bare_echo("eins"),
-        bare_echo("zwei"),
-        bare_echo("drei, past the limit"),
+        bare_call("echo", Some("eins")),
+        bare_call("echo", Some("zwei")),
+        bare_call("echo", Some("drei, past the limit")),
         super::common::answer("Still here."),
     ])
     .set("mcp", "max_rounds", json!(2))
