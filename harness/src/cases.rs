@@ -20,10 +20,12 @@ mod lifting;
 mod log_lines;
 mod mcp_config_file;
 mod page;
+mod page_held;
 mod page_in_browser;
 mod page_layout;
 mod page_notes;
 mod page_replay;
+mod page_stream;
 mod process;
 mod references;
 mod result_text;
@@ -85,6 +87,8 @@ pub fn all() -> Vec<Case> {
         page_layout::cases(),
         page_replay::cases(),
         page_notes::cases(),
+        page_stream::cases(),
+        page_held::cases(),
         generated::cases(),
     ]
     .concat()

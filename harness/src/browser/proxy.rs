@@ -1,8 +1,9 @@
 //! A recording proxy between the browser and the server under test, on loopback: the page is loaded
 //! from it, so every request the page makes passes through and is written down (method, path, the
-//! key headers, the body of each POST, and what each POST was answered). Answers stream through unchanged (a Stop in the page closes
-//! the upstream request too). Origin and Referer are rewritten to the server's own, since to the page
-//! the proxy *is* the server.
+//! key headers, the body of each POST, and what each POST was answered). Answers stream through
+//! unchanged (a Stop in the page closes the upstream request too), or, for a proxy started with
+//! [`Framing::Reframed`], event streams framed again as [`super::recut`] says. Origin and Referer are
+//! rewritten to the server's own, since to the page the proxy *is* the server.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -43,8 +44,18 @@ impl Recorded {
     }
 }
 
+/// How the proxy hands the server's event streams to the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// As the server framed them.
+    AsServed,
+    /// The same events framed again, in pieces ([`super::recut`]).
+    Reframed,
+}
+
 struct Shared {
     upstream: String,
+    framing: Framing,
     proxy_origin: String,
     client: reqwest::Client,
     log: Mutex<Vec<Recorded>>,
@@ -61,6 +72,11 @@ pub struct Proxy {
 impl Proxy {
     /// Starts a proxy in front of `upstream` (`http://host:port`).
     pub async fn start(upstream: &str) -> Result<Proxy, CheckError> {
+        Proxy::start_framing(upstream, Framing::AsServed).await
+    }
+
+    /// Starts a proxy in front of `upstream` that hands event streams to the page as `framing` says.
+    pub async fn start_framing(upstream: &str, framing: Framing) -> Result<Proxy, CheckError> {
         let failed = |e: std::io::Error| CheckError::NotRun(format!("the recording proxy did not start: {e}"));
         let listener =
             tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.map_err(failed)?;
@@ -72,6 +88,7 @@ impl Proxy {
             .map_err(|e| CheckError::NotRun(format!("the recording proxy has no client: {e}")))?;
         let shared = Arc::new(Shared {
             upstream: upstream.trim_end_matches('/').to_string(),
+            framing,
             proxy_origin: url.clone(),
             client,
             log: Mutex::new(Vec::new()),
@@ -129,6 +146,12 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         outgoing = outgoing.header(name, value);
     }
     let Ok(answer) = outgoing.send().await else { return StatusCode::BAD_GATEWAY.into_response() };
+    let reframe = shared.framing == Framing::Reframed
+        && answer
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
     let mut response = Response::builder().status(answer.status());
     for (name, value) in answer.headers() {
         if ![header::CONTENT_LENGTH, header::TRANSFER_ENCODING, header::CONNECTION].contains(name) {
@@ -143,5 +166,6 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             kept.extend_from_slice(bytes);
         }
     });
-    response.body(Body::from_stream(stream)).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+    let body = if reframe { Body::from_stream(super::recut::recut(stream)) } else { Body::from_stream(stream) };
+    response.body(body).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }

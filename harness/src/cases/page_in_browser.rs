@@ -16,7 +16,7 @@ use crate::browser::page::{
     base64_in_storage, downloads, enter_key, idle, js, loaded_pictures, open_every_tool, reload, sel, send, shown,
     stop, tools_settled, wait_until,
 };
-use crate::browser::proxy::Proxy;
+use crate::browser::proxy::{Framing, Proxy};
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -175,9 +175,9 @@ pub fn cases() -> Vec<Case> {
             "13.7",
             Must,
             PICTURES,
-            "the page marks the key field and its save control, the message box, Send, bubbles, tool blocks (with a valid data-state, name and result) and pictures",
+            "the page marks the key field and its save control, the message box, Send, bubbles, tool blocks (with a valid data-state, name and result) and pictures, and sends the key exactly as saved (Bearer and the key; no header before a key is saved)",
             contract_marks,
-            ["page-unmarked"]
+            ["page-unmarked", "page-bearer-without-a-key"]
         ),
         case!(
             "page.fits-every-width",
@@ -256,7 +256,7 @@ pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCh
     let driver = driver::driver().await?;
     for (i, width) in widths.into_iter().enumerate() {
         let http = if i == 0 { ctx.http.clone() } else { ctx.restart().await? };
-        let visit = open(ctx, &driver, case, width, http.base()).await?;
+        let visit = open(ctx, &driver, case, width, http.base(), Framing::AsServed).await?;
         let outcome = check(&visit).await;
         if outcome.is_err() {
             visit.session.screenshot("failed").await;
@@ -273,8 +273,9 @@ async fn open<'a>(
     case: &'static str,
     width: u32,
     base: &str,
+    framing: Framing,
 ) -> Result<Visit<'a>, CheckError> {
-    let proxy = Proxy::start(base).await?;
+    let proxy = Proxy::start_framing(base, framing).await?;
     let session = driver.session(case, width).await?;
     let loaded = session.client.goto(&format!("{}/", proxy.url)).await;
     if let Err(error) = loaded {
@@ -614,8 +615,13 @@ async fn contract_marks(ctx: Ctx) -> CheckResult {
 
 /// Runs `check` once, at 768 px, in a fresh browser on the scenario's server (a screenshot when it fails).
 pub(super) async fn at_768(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
+    at_768_framed(ctx, case, Framing::AsServed, check).await
+}
+
+/// [`at_768`], with the proxy handing event streams to the page as `framing` says.
+pub(super) async fn at_768_framed(ctx: &Ctx, case: &'static str, framing: Framing, check: WidthCheck) -> CheckResult {
     let driver = driver::driver().await?;
-    let visit = open(ctx, &driver, case, 768, ctx.http.base()).await?;
+    let visit = open(ctx, &driver, case, 768, ctx.http.base(), framing).await?;
     let outcome = check(&visit).await;
     if outcome.is_err() {
         visit.session.screenshot("failed").await;
@@ -666,8 +672,32 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
             sel("tool"),
             sel("tool-result")
         );
-        wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await
+        wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await?;
+        key_sent_as_saved(&visit.proxy.log())
     })
+}
+
+/// 13.7: every key the page sent is the one saved, as `Bearer <key>` or `x-api-key: <key>` (the page
+/// loaded before the key was entered, so a page that sends a header without a key shows it here).
+fn key_sent_as_saved(log: &[crate::browser::proxy::Recorded]) -> CheckResult {
+    let bearer = format!("Bearer {HARNESS_KEY}");
+    for request in log {
+        let sent = [
+            ("Authorization", &request.authorization, &bearer),
+            ("x-api-key", &request.api_key, &HARNESS_KEY.to_string()),
+        ];
+        for (header, value, wanted) in sent {
+            if let Some(value) = value {
+                expect(
+                    value == wanted,
+                    format!("{header} absent or exactly {wanted:?} (the key as saved)"),
+                    format!("{header}: {value:?} on {} {}", request.method, request.target),
+                )?;
+            }
+        }
+    }
+    let keyed = log.iter().filter(|r| r.authorization.is_some() || r.api_key.is_some()).count();
+    expect(keyed > 0, "requests carrying the saved key", "none did")
 }
 
 /// SPEC 13.2's tool block, read once at 768 px through the contract's marks only: what each block

@@ -1,0 +1,254 @@
+//! SPEC 13.17–13.19 in a real browser: what the page holds and for how long. A picture is fetched
+//! once however often the page draws it (counted by the browser's own Resource Timing entries, since
+//! the HTTP cache may answer repeats without reaching the proxy), a failed fetch is asked again, the
+//! pictures' `blob:` URLs are revoked after New chat and a new key, and a stored conversation that is
+//! not JSON starts a new one instead of breaking the page.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::common::{answer, call};
+use super::page_in_browser::{Visit, at_768, page};
+use crate::browser::page::{downloads, enter_key, idle, js, loaded_pictures, reload, sel, send, shown, wait_until};
+use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
+use crate::cases::case;
+use crate::context::Ctx;
+use crate::scenario::{HARNESS_KEY, Scenario, Setup, own};
+
+/// The closing text of the first turn: long, so it streams in many reads after the picture.
+fn long_answer() -> String {
+    let words: Vec<String> = (1..=120).map(|i| format!("Wort{i}")).collect();
+    format!("{} ONCE-END", words.join(" "))
+}
+
+/// One picture, then a long text; the same picture again, then a short text. Every token 2 ms apart,
+/// so the first turn's text is many reads and the second call comes well after its turn starts.
+const ONCE: Scenario = own("page-fetched-once", || {
+    let picture = call("picture", &[("width", "640"), ("height", "360"), ("count", "1")]);
+    page(vec![picture.clone(), answer(&long_answer()), picture, answer("Shown again: AGAIN-END")]).set(
+        "engine",
+        "delay_ms",
+        json!(2),
+    )
+});
+
+const LET_GO: Scenario = own("page-let-go", || {
+    page(vec![call("picture", &[("width", "320"), ("height", "200"), ("count", "2")]), answer("Two pictures.")])
+});
+
+/// No tools: a turn is one answer.
+const FRESH: Scenario =
+    own("page-fresh-start", || Setup::plain().with_key().scripts(vec![answer("A fresh start: ñ FRESH-END")]));
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "page.pictures-fetched-once-and-again-after-a-failure",
+            "13.17",
+            Must,
+            ONCE,
+            "a picture followed by 120 words streamed token by token is fetched once (Resource Timing); deleted from the cache and reloaded it is noted gone; a later call that writes it again shows it in the new answer, not the note",
+            fetched_once_and_again,
+            ["page-pictures-fetched-every-redraw", "page-failed-pictures-kept"]
+        ),
+        case!(
+            "page.pictures-let-go-after-new-chat-and-a-new-key",
+            "13.18",
+            Must,
+            LET_GO,
+            "after the key is saved again, the blob: URLs of the two pictures no longer resolve and the pictures are shown from new ones; after New chat (when marked) the new ones no longer resolve either",
+            let_go,
+            ["page-pictures-never-released", "page-new-chat-keeps-pictures"]
+        ),
+        case!(
+            "page.unreadable-storage-starts-a-new-conversation",
+            "13.19",
+            Must,
+            FRESH,
+            "with strata.chat and every other localStorage entry set to text that is not JSON, a reloaded page (its key entered again) sends a turn and shows the answer",
+            unreadable_storage,
+            ["page-unreadable-storage-breaks"]
+        ),
+    ]
+}
+
+async fn fetched_once_and_again(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.pictures-fetched-once-and-again-after-a-failure", |visit| Box::pin(once_and_again(visit))).await
+}
+
+/// A JS expression: the last bubble holds `text` and no turn runs.
+fn last_bubble_done(text: &str) -> String {
+    format!(
+        "(() => {{ const b = [...document.querySelectorAll('{}')].pop(); return !!b && b.textContent.includes({text:?}); }})() && {}",
+        sel("bubble"),
+        idle()
+    )
+}
+
+/// How often this page load asked for each `/tool-media/` URL, by the browser's Resource Timing.
+async fn picture_fetches(visit: &Visit<'_>) -> Result<BTreeMap<String, u64>, CheckError> {
+    let entries = js(
+        visit.client(),
+        "return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/tool-media/'));",
+    )
+    .await?;
+    let mut counts = BTreeMap::new();
+    for name in entries.as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let name = name.rsplit('/').next().unwrap_or(name).split('?').next().unwrap_or_default();
+        *counts.entry(name.to_string()).or_insert(0) += 1;
+    }
+    Ok(counts)
+}
+
+/// Room for every Resource Timing entry of a page load (250 by default; a page asking again at
+/// every read would fill it).
+async fn room_for_entries(visit: &Visit<'_>) -> CheckResult {
+    js(visit.client(), "performance.setResourceTimingBufferSize(100000); return true;").await.map(|_| ())
+}
+
+async fn once_and_again(visit: &Visit<'_>) -> CheckResult {
+    room_for_entries(visit).await?;
+    send(visit.client(), "Show me a picture").await?;
+    let shown_once = format!("{} && {} === 1", last_bubble_done("ONCE-END"), loaded_pictures());
+    wait_until(visit.client(), &shown_once, 30, "the picture shown and the 120 words after it").await?;
+    let fetches = picture_fetches(visit).await?;
+    expect_eq("pictures fetched", 1, fetches.len())?;
+    let (name, count) = fetches.iter().next().map(|(n, c)| (n.clone(), *c)).unwrap_or_default();
+    expect_eq(&format!("fetches of {name} while its turn streamed"), 1, count)?;
+    let removed = std::fs::remove_file(visit.ctx.cache_dir()?.join(&name));
+    expect(removed.is_ok(), "the picture deleted from the cache", format!("{removed:?}"))?;
+    visit.session.clear_http_cache().await?;
+    reload(visit.client()).await?;
+    room_for_entries(visit).await?;
+    let noted = format!("document.querySelectorAll('{}').length === 1", sel("picture-gone"));
+    wait_until(visit.client(), &noted, 15, "the deleted picture noted as gone after a reload").await?;
+    send(visit.client(), "Show it again").await?;
+    wait_until(visit.client(), &last_bubble_done("AGAIN-END"), 30, "the second turn over").await?;
+    let in_last = format!(
+        "(() => {{ const b = [...document.querySelectorAll('{bubble}')].pop(); \
+         return [...b.querySelectorAll('{picture} img')].filter(i => i.complete && i.naturalWidth > 0).length === 1 \
+         && !b.querySelector('{gone}'); }})()",
+        bubble = sel("bubble"),
+        picture = sel("picture"),
+        gone = sel("picture-gone"),
+    );
+    let outcome =
+        wait_until(visit.client(), &in_last, 10, "the picture the second call wrote again shown in its answer").await;
+    if outcome.is_err() {
+        let notes = js(
+            visit.client(),
+            &format!(
+                "return [...document.querySelectorAll('{}')].pop().querySelectorAll('{}').length;",
+                sel("bubble"),
+                sel("picture-gone")
+            ),
+        )
+        .await?;
+        let on_disk = visit.ctx.cache_dir()?.join(&name).is_file();
+        return Err(CheckError::Fail {
+            expected: "the picture the second call wrote again shown in its answer (its fetch asked again)".into(),
+            actual: format!("{notes} gone-picture note(s) in the answer; the file is back in the cache: {on_disk}"),
+        });
+    }
+    Ok(())
+}
+
+async fn let_go(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.pictures-let-go-after-new-chat-and-a-new-key", |visit| Box::pin(let_go_at(visit))).await
+}
+
+/// The `blob:` URLs the page's pictures are shown and downloaded from.
+async fn blob_urls(visit: &Visit<'_>) -> Result<Vec<String>, CheckError> {
+    let srcs = js(
+        visit.client(),
+        &format!("return [...document.querySelectorAll('{} img')].map(i => i.src);", sel("picture")),
+    )
+    .await?;
+    let mut urls: Vec<String> =
+        srcs.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect();
+    urls.extend(downloads(visit.client()).await?.into_iter().map(|(_, _, href)| href));
+    urls.retain(|u| u.starts_with("blob:"));
+    urls.sort();
+    urls.dedup();
+    Ok(urls)
+}
+
+/// Which of `urls` the page can still read.
+async fn still_resolving(visit: &Visit<'_>, urls: &[String]) -> Result<Vec<String>, CheckError> {
+    let script = r#"
+        const done = arguments[arguments.length - 1];
+        Promise.all(arguments[0].map(u => fetch(u).then(r => r.ok ? u : null, () => null)))
+            .then(found => done(found.filter(u => u !== null)));
+    "#;
+    let value = visit
+        .client()
+        .execute_async(script, vec![json!(urls)])
+        .await
+        .map_err(|e| CheckError::Fail { expected: "the blob: URLs to be tried".into(), actual: e.to_string() })?;
+    Ok(value.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect())
+}
+
+async fn let_go_at(visit: &Visit<'_>) -> CheckResult {
+    visit.turn_with_pictures("Show me two pictures", 2).await?;
+    let first = blob_urls(visit).await?;
+    expect(first.len() >= 2, "blob: URLs for the two pictures", format!("{first:?}"))?;
+    expect_eq("blob: URLs that resolve while shown", first.clone(), still_resolving(visit, &first).await?)?;
+    enter_key(visit.client(), HARNESS_KEY).await?;
+    let renewed = format!(
+        "{} === 2 && [...document.querySelectorAll('{} img')].every(i => !{}.includes(i.src))",
+        loaded_pictures(),
+        sel("picture"),
+        json!(first)
+    );
+    wait_until(
+        visit.client(),
+        &renewed,
+        15,
+        "the two pictures shown again from new blob: URLs after the key was saved",
+    )
+    .await?;
+    expect_eq(
+        "blob: URLs of the pictures before the key was saved that still resolve",
+        Vec::<String>::new(),
+        still_resolving(visit, &first).await?,
+    )?;
+    if !shown(visit.client(), "new-chat").await? {
+        return Ok(());
+    }
+    let second = blob_urls(visit).await?;
+    js(visit.client(), &format!("document.querySelector('{}').click(); return true;", sel("new-chat"))).await?;
+    let cleared = format!("document.querySelectorAll('{}').length === 0", sel("picture"));
+    wait_until(visit.client(), &cleared, 10, "no picture shown after New chat").await?;
+    expect_eq(
+        "blob: URLs of the pictures that still resolve after New chat",
+        Vec::<String>::new(),
+        still_resolving(visit, &second).await?,
+    )
+}
+
+async fn unreadable_storage(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.unreadable-storage-starts-a-new-conversation", |visit| Box::pin(unreadable_at(visit))).await
+}
+
+async fn unreadable_at(visit: &Visit<'_>) -> CheckResult {
+    let spoiled = js(
+        visit.client(),
+        r#"const keys = new Set(["strata.chat"]);
+        for (let i = 0; i < localStorage.length; i++) keys.add(localStorage.key(i));
+        for (const k of keys) localStorage.setItem(k, '{"cut short');
+        return [...keys];"#,
+    )
+    .await?;
+    reload(visit.client()).await?;
+    enter_key(visit.client(), HARNESS_KEY).await?;
+    send(visit.client(), "Hello again").await?;
+    let outcome = wait_until(visit.client(), &last_bubble_done("FRESH-END"), 20, "the turn answered").await;
+    outcome.map_err(|error| match error {
+        CheckError::Fail { expected, actual } => CheckError::Fail {
+            expected: format!("{expected} (with localStorage {spoiled} set to text that is not JSON)"),
+            actual,
+        },
+        other => other,
+    })
+}
