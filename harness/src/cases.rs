@@ -25,7 +25,9 @@ mod page_in_browser;
 mod page_layout;
 mod page_notes;
 mod page_replay;
+mod page_send;
 mod page_stream;
+mod page_tool_blocks;
 mod process;
 mod references;
 mod result_text;
@@ -84,11 +86,13 @@ pub fn all() -> Vec<Case> {
         vision::cases(),
         page::cases(),
         page_in_browser::cases(),
+        page_tool_blocks::cases(),
         page_layout::cases(),
         page_replay::cases(),
         page_notes::cases(),
         page_stream::cases(),
         page_held::cases(),
+        page_send::cases(),
         generated::cases(),
     ]
     .concat()

@@ -2,7 +2,7 @@
 // state.js keeps what the browser stores, stream.js reads the event stream, events.js applies it to
 // the message being written, request.js builds the next request, render.js and pictures.js draw.
 
-import { applyChunk, markStopped } from "./events.js";
+import { applyChunk, endCalls, markStopped } from "./events.js";
 import { forgetPictures } from "./pictures.js";
 import { renderAll, renderOne } from "./render.js";
 import { requestMessages } from "./request.js";
@@ -15,8 +15,7 @@ const input = el("input");
 const sendBtn = el("send-btn");
 const stopBtn = el("stop-btn");
 
-let mcpTools = 0;
-let modelName = "mock";
+let modelName; // as /health names it (13.20); left out of a request sent before it is known
 let running = null; // { controller, message }
 
 async function send(text) {
@@ -28,40 +27,42 @@ async function send(text) {
   const controller = new AbortController();
   running = { controller, message };
   setBusy(true);
-  const body = { model: modelName, messages: requestMessages(state.messages.slice(0, -1)), stream: true };
-  if (state.settings.mcp && mcpTools > 0) body.strata_mcp = true;
   try {
+    // The message being written adds nothing to the request: it has no segments yet.
+    const body = { model: modelName, messages: requestMessages(state.messages), stream: true };
+    if (state.settings.mcp && (await listTools()) > 0) body.strata_mcp = true;
     const response = await fetch("v1/chat/completions", {
       method: "POST",
       headers: authHeaders({ "Content-Type": "application/json" }),
       body: JSON.stringify(body),
       signal: controller.signal,
     });
-    if (response.status === 401) {
-      message.notice = "This server needs an API key: add it under Settings.";
-    } else if (!response.ok) {
+    if (!response.ok) {
+      // The refusal's own message (13.15), or its status when its body is not the JSON error.
       const error = await response.json().catch(() => ({}));
       message.notice = "The request failed: " + ((error.error && error.error.message) || response.status);
     } else {
-      await readStream(response, (chunk) => applyChunk(chunk, message), () => renderOne(chatEl, message));
+      await readStream(response, (chunk) => applyChunk(chunk, message), () => renderOne(message));
     }
   } catch (error) {
+    // Stop is not a failure (13.6); a stream that broke is.
     if (error.name !== "AbortError") message.notice = "The request failed: " + error.message;
   } finally {
+    endCalls(message); // after a broken stream, calls still written or running never ran (13.6)
     running = null;
     setBusy(false);
     saveMessages();
-    renderOne(chatEl, message);
+    renderOne(message);
   }
 }
 
 function stop() {
-  if (!running) return;
+  if (!running) return; // no turn runs: nothing to stop (New chat calls this either way)
   const { controller, message } = running;
   controller.abort();
   markStopped(message);
   saveMessages();
-  renderOne(chatEl, message);
+  renderOne(message);
 }
 
 function setBusy(busy) {
@@ -78,16 +79,16 @@ async function discoverModel() {
   }
 }
 
-async function discoverMcp() {
+// How many tools GET /mcp lists (13.20), asked again before every turn, so that servers still
+// starting when the page opened are used once they are ready; the tools switch is shown only when
+// the server has MCP servers. A refusal (no key yet) lists none.
+async function listTools() {
   try {
-    const response = await fetch("mcp", { headers: authHeaders() });
-    if (!response.ok) return;
-    const status = await response.json();
-    mcpTools = status.tools || 0;
+    const status = await (await fetch("mcp", { headers: authHeaders() })).json();
     el("mcp-toggle").hidden = !(status.servers && status.servers.length);
-    if ((status.servers || []).some((s) => s.status === "starting")) setTimeout(discoverMcp, 3000);
+    return status.tools || 0;
   } catch {
-    /* the page works without MCP */
+    return 0; // the page works without MCP
   }
 }
 
@@ -106,7 +107,7 @@ input.addEventListener("keydown", (event) => {
 });
 stopBtn.addEventListener("click", stop);
 el("new-chat").addEventListener("click", () => {
-  if (running) stop();
+  stop();
   state.messages = [];
   saveMessages();
   forgetPictures();
@@ -121,14 +122,15 @@ el("settings-btn").addEventListener("click", () => {
   el("api-key").value = state.apiKey;
   el("settings").showModal();
 });
+// Only Save keeps a key (13.7): Escape and Cancel close the dialog with another returnValue.
 el("settings").addEventListener("close", () => {
   if (el("settings").returnValue !== "save") return;
   saveApiKey(el("api-key").value.trim());
   forgetPictures();
-  discoverMcp();
+  listTools();
   renderAll(chatEl, state.messages);
 });
 
-renderAll(chatEl, state.messages, true);
+renderAll(chatEl, state.messages); // at the end (13.21): the empty page is at its end until drawn
 discoverModel();
-discoverMcp();
+listTools();

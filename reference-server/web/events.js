@@ -46,10 +46,16 @@ export function applyChunk(chunk, message) {
   if (delta.content) lastText(message).text += delta.content;
 }
 
-// Stop (13.6): calls still being written or running become "Not run".
-export function markStopped(message) {
-  message.stopped = true;
+// The end of a turn (13.6): calls still being written or running never ran, so they become "Not run"
+// (after Stop, or a stream that broke before their results).
+export function endCalls(message) {
   for (const segment of message.segments) {
     if (segment.type === "tool" && (segment.tool.state === "writing" || segment.tool.state === "running")) segment.tool.state = "skipped";
   }
+}
+
+// Stop (13.6): the answer is marked stopped and its unfinished calls end.
+export function markStopped(message) {
+  message.stopped = true;
+  endCalls(message);
 }

@@ -229,3 +229,44 @@ pub async fn base64_in_storage(client: &Client) -> Result<Vec<String>, CheckErro
         .map_err(|e| CheckError::Fail { expected: "the page's storage to be read".into(), actual: e.to_string() })?;
     Ok(value.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default())
 }
+
+/// WebDriver's key codes, for `send_keys`: Shift stays down until [`KEY_RELEASE`].
+pub const KEY_SHIFT: char = '\u{E008}';
+/// Enter.
+pub const KEY_ENTER: char = '\u{E007}';
+/// Escape.
+pub const KEY_ESCAPE: char = '\u{E00C}';
+/// Releases every modifier key held down.
+pub const KEY_RELEASE: char = '\u{E000}';
+
+/// Types `keys` (text and the key codes above) into the element marked `name`.
+pub async fn type_keys(client: &Client, name: &str, keys: &str) -> Result<(), CheckError> {
+    find(client, name)
+        .await?
+        .send_keys(keys)
+        .await
+        .map_err(|e| CheckError::Fail { expected: format!("to type into {}", sel(name)), actual: e.to_string() })
+}
+
+/// Clicks the element marked `name`.
+pub async fn click_mark(client: &Client, name: &str) -> Result<(), CheckError> {
+    click(client, name).await
+}
+
+/// SPEC 13.13: no text the page draws reads `undefined`, `NaN` or `[object Object]` (what a page
+/// shows when it draws a value it does not have). `when` names the moment in the failure.
+pub async fn no_debris(client: &Client, when: &str) -> Result<(), CheckError> {
+    let text = js(client, "return document.body.innerText;").await?;
+    let text = text.as_str().unwrap_or_default();
+    for debris in ["undefined", "NaN", "[object Object]"] {
+        if let Some(at) = text.find(debris) {
+            let from = text[..at].char_indices().rev().nth(60).map_or(0, |(i, _)| i);
+            let shown: String = text[from..].chars().take(120).collect();
+            return Err(CheckError::Fail {
+                expected: format!("{when}: no text reading {debris:?} (SPEC 13.13)"),
+                actual: shown,
+            });
+        }
+    }
+    Ok(())
+}

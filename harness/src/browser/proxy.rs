@@ -51,6 +51,14 @@ pub enum Framing {
     AsServed,
     /// The same events framed again, in pieces ([`super::recut`]).
     Reframed,
+    /// As served until a piece holding `marker` has passed, then, `after` later, the connection lost
+    /// (the body ends with an error, so the page reads a broken stream, never its end).
+    BreakAfter {
+        /// What the piece after which the stream breaks holds.
+        marker: &'static str,
+        /// How long the stream goes on (keep-alives and all) before it breaks.
+        after: std::time::Duration,
+    },
 }
 
 struct Shared {
@@ -104,6 +112,16 @@ impl Proxy {
     pub fn log(&self) -> Vec<Recorded> {
         self.shared.log.lock().map(|log| log.clone()).unwrap_or_default()
     }
+
+    /// The chat requests the page sent so far (`POST /v1/chat/completions`), their bodies as JSON
+    /// (`null` for a body that is not JSON).
+    pub fn chat_bodies(&self) -> Vec<serde_json::Value> {
+        self.log()
+            .iter()
+            .filter(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
+            .map(|r| r.body.as_deref().and_then(|b| serde_json::from_str(b).ok()).unwrap_or_default())
+            .collect()
+    }
 }
 
 impl Drop for Proxy {
@@ -146,12 +164,11 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         outgoing = outgoing.header(name, value);
     }
     let Ok(answer) = outgoing.send().await else { return StatusCode::BAD_GATEWAY.into_response() };
-    let reframe = shared.framing == Framing::Reframed
-        && answer
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+    let event_stream = answer
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
     let mut response = Response::builder().status(answer.status());
     for (name, value) in answer.headers() {
         if ![header::CONTENT_LENGTH, header::TRANSFER_ENCODING, header::CONNECTION].contains(name) {
@@ -166,6 +183,12 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             kept.extend_from_slice(bytes);
         }
     });
-    let body = if reframe { Body::from_stream(super::recut::recut(stream)) } else { Body::from_stream(stream) };
+    let body = match shared.framing {
+        Framing::Reframed if event_stream => Body::from_stream(super::recut::recut(stream)),
+        Framing::BreakAfter { marker, after } if event_stream => {
+            Body::from_stream(super::recut::break_after(stream, marker, after))
+        }
+        _ => Body::from_stream(stream),
+    };
     response.body(body).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }

@@ -4,7 +4,7 @@
 //! `event:` line between events, a `retry:` first — and delivered in pieces: a character of two to
 //! four bytes cut after its first byte, and a CR cut from its LF, each piece its own network write a
 //! little after the one before (so the browser reads them apart). A page must show what it shows for
-//! the server's own framing.
+//! the server's own framing. And [`break_after`]: a stream that is lost half-way (SPEC 13.6).
 
 use std::time::Duration;
 
@@ -48,6 +48,46 @@ where
         if !rest.is_empty() {
             let _ = sender.send(Ok(Bytes::from(rest))).await;
         }
+    });
+    receiver
+}
+
+/// The upstream body as it comes until a piece holding `marker` has passed, then `after` more of it
+/// (keep-alives and all), then an error, so the connection ends without the stream's end.
+pub fn break_after<S, E>(
+    upstream: S,
+    marker: &'static str,
+    after: Duration,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: Send + 'static,
+{
+    let (mut sender, receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+    tokio::spawn(async move {
+        let mut upstream = std::pin::pin!(upstream);
+        let mut seen = Vec::new();
+        let mut deadline = None;
+        loop {
+            let next = match deadline {
+                Some(at) => match tokio::time::timeout_at(at, upstream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                },
+                None => upstream.next().await,
+            };
+            let Some(Ok(bytes)) = next else { break };
+            if deadline.is_none() {
+                seen.extend_from_slice(&bytes);
+                if seen.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+                    deadline = Some(tokio::time::Instant::now() + after);
+                }
+            }
+            if sender.send(Ok(bytes)).await.is_err() {
+                return;
+            }
+        }
+        let _ = sender.send(Err(std::io::Error::other("the stream is broken here on purpose"))).await;
     });
     receiver
 }

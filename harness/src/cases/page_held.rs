@@ -1,4 +1,5 @@
-//! SPEC 13.17–13.19 in a real browser: what the page holds and for how long. A picture is fetched
+//! SPEC 13.4 and 13.17–13.19 in a real browser: what the page holds and for how long. A picture the
+//! server refuses for the key is not gone. A picture is fetched
 //! once however often the page draws it (counted by the browser's own Resource Timing entries, since
 //! the HTTP cache may answer repeats without reaching the proxy), a failed fetch is asked again, the
 //! pictures' `blob:` URLs are revoked after New chat and a new key, and a stored conversation that is
@@ -43,6 +44,15 @@ const FRESH: Scenario =
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "page.pictures-refused-for-the-key-are-not-gone",
+            "13.4",
+            Must,
+            LET_GO,
+            "after a wrong key is saved the two pictures cannot be fetched (401) and are not noted gone (no picture-gone mark, no \"no longer available\"); the right key saved again shows them",
+            refused_not_gone,
+            ["page-refused-pictures-noted-gone"]
+        ),
         case!(
             "page.pictures-fetched-once-and-again-after-a-failure",
             "13.17",
@@ -251,4 +261,42 @@ async fn unreadable_at(visit: &Visit<'_>) -> CheckResult {
         },
         other => other,
     })
+}
+
+async fn refused_not_gone(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.pictures-refused-for-the-key-are-not-gone", |visit| Box::pin(refused_not_gone_at(visit))).await
+}
+
+async fn refused_not_gone_at(visit: &Visit<'_>) -> CheckResult {
+    visit.turn_with_pictures("Show me two pictures", 2).await?;
+    // Emptied, so that the pictures are asked of the server again (the HTTP cache would answer them
+    // without it, whatever the key).
+    visit.session.clear_http_cache().await?;
+    enter_key(visit.client(), "not-the-key").await?;
+    let unshown = format!("{} === 0", loaded_pictures());
+    wait_until(
+        visit.client(),
+        &unshown,
+        15,
+        "the pictures no longer shown once a wrong key is saved (each fetch a 401)",
+    )
+    .await?;
+    let facts = js(
+        visit.client(),
+        &format!(
+            "return {{ gone: document.querySelectorAll('{}').length, text: document.body.innerText }};",
+            sel("picture-gone")
+        ),
+    )
+    .await?;
+    let text = facts["text"].as_str().unwrap_or_default();
+    expect_eq("pictures noted gone (picture-gone) after a 401", json!(0), facts["gone"].clone())?;
+    expect(
+        !text.contains("no longer available"),
+        "no picture said to be no longer available after a 401 (the picture is there; the key is wrong)",
+        text,
+    )?;
+    enter_key(visit.client(), HARNESS_KEY).await?;
+    let shown = format!("{} === 2", loaded_pictures());
+    wait_until(visit.client(), &shown, 15, "the two pictures shown again once the right key is saved").await
 }

@@ -13,8 +13,8 @@ use crate::browser::Session;
 use crate::browser::driver::{self, Driver};
 use crate::browser::layout::fits;
 use crate::browser::page::{
-    base64_in_storage, downloads, enter_key, idle, js, loaded_pictures, open_every_tool, reload, sel, send, shown,
-    stop, tools_settled, wait_until,
+    KEY_ESCAPE, base64_in_storage, click_mark, downloads, enter_key, idle, js, loaded_pictures, no_debris,
+    open_every_tool, reload, sel, send, shown, stop, type_keys, wait_until,
 };
 use crate::browser::proxy::{Framing, Proxy};
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
@@ -59,22 +59,7 @@ const SLOW_WRITING: Scenario = own("page-stop-writing", || {
 });
 
 /// Text in the echoed argument and its result: non-ASCII, so a page that mangles it shows.
-const ECHOED: &str = "Grüße, 日本 ECHO-CANARY";
-/// One round of three calls (echo, which answers its text; add, whose answer is not its arguments;
-/// fail, an error result), then a pass that calls echo again past `max_rounds` 1: two Done blocks, an
-/// Error and a Not run.
-const TOOL_BLOCKS: Scenario = own("page-tool-blocks", || {
-    page(vec![
-        fixtures::scripts::calls_script(&[
-            ("fake__echo", &[("text", ECHOED)]),
-            ("fake__add", &[("a", "1234567"), ("b", "7654321")]),
-            ("fake__fail", &[]),
-        ]),
-        call("echo", &[("text", "past the limit")]),
-    ])
-    .set("mcp", "max_rounds", json!(1))
-});
-
+pub(super) const ECHOED: &str = "Grüße, 日本 ECHO-CANARY";
 /// Text before the first call, and text the next pass writes before its own call.
 const BEFORE: &str = "Zuerst: café ① BEFORE";
 const AFTER: &str = "Danach: 日本 AFTER";
@@ -96,16 +81,7 @@ pub fn cases() -> Vec<Case> {
             ANSWER,
             "text before a call above its block and text after it below, non-ASCII intact, and a turn ended at the limit says so with a note naming max_rounds",
             answer_in_order,
-            ["page-text-after-tools-lost", "page-limit-silent"]
-        ),
-        case!(
-            "page.tool-blocks-show-the-call",
-            "13.2",
-            Must,
-            TOOL_BLOCKS,
-            "two Done calls, an Error and a Not run: each collapsed block shows its tool, its server, its state as a word (Done, Error, Not run) and, when it ran, its time; opened, its arguments and its result text, non-ASCII intact",
-            tool_blocks_show_the_call,
-            ["page-tool-server-hidden", "page-error-shown-done", "page-arguments-hidden", "page-time-hidden"]
+            ["page-text-after-tools-lost", "page-limit-silent", "page-answers-said-stopped"]
         ),
         case!(
             "page.pictures-outside-collapsed-details",
@@ -159,7 +135,13 @@ pub fn cases() -> Vec<Case> {
             SLOW,
             "at every width: Stop during a running call (after a first call that finished) aborts the request (the tool is cancelled), the running call becomes Not run, the finished one stays Done, and the answer says stopped",
             stop_marks_not_run,
-            ["page-stop-keeps-running", "page-stop-marks-finished-calls"]
+            [
+                "page-stop-keeps-running",
+                "page-stop-marks-finished-calls",
+                "page-stop-said-failed",
+                "page-running-unnamed",
+                "page-nan-time-while-running"
+            ]
         ),
         case!(
             "page.stop-marks-writing-calls-not-run",
@@ -168,7 +150,7 @@ pub fn cases() -> Vec<Case> {
             SLOW_WRITING,
             "at every width: Stop while a call is still being written makes it Not run (never Writing for good) and the answer says stopped",
             stop_marks_writing_not_run,
-            ["page-stop-keeps-writing"]
+            ["page-stop-keeps-writing", "page-writing-unnamed"]
         ),
         case!(
             "page.contract-marks",
@@ -177,7 +159,7 @@ pub fn cases() -> Vec<Case> {
             PICTURES,
             "the page marks the key field and its save control, the message box, Send, bubbles, tool blocks (with a valid data-state, name and result) and pictures, and sends the key exactly as saved (Bearer and the key; no header before a key is saved)",
             contract_marks,
-            ["page-unmarked", "page-bearer-without-a-key"]
+            ["page-unmarked", "page-bearer-without-a-key", "page-key-saved-by-escape", "page-key-untrimmed"]
         ),
         case!(
             "page.fits-every-width",
@@ -534,7 +516,32 @@ async fn stop_and_see_not_run(visit: &Visit<'_>) -> CheckResult {
     let tool = texts[0].as_str().unwrap_or_default();
     expect(tool.contains("Not run"), "the call shown as Not run", tool.to_string())?;
     let answer = texts[1].as_str().unwrap_or_default().to_lowercase();
-    expect(answer.contains("stopped"), "the answer marked stopped", answer)
+    expect(answer.contains("stopped"), "the answer marked stopped", &answer)?;
+    expect(!answer.contains("failed"), "a stopped answer not said to have failed (Stop is no failure)", &answer)?;
+    expect(
+        !answer.contains("max_rounds"),
+        "no limit note in a stopped answer (the turn did not reach the limit)",
+        &answer,
+    )?;
+    no_debris(visit.client(), "after Stop").await
+}
+
+/// The running or writing block (`state`) says so in words, has no result yet, and nothing on the
+/// page reads undefined or NaN.
+async fn block_says(visit: &Visit<'_>, state: &str, word: &str) -> CheckResult {
+    let facts = js(
+        visit.client(),
+        &format!(
+            "const t = document.querySelector('{}[data-state=\"{state}\"]'); return [t.innerText, !!t.querySelector('{}')];",
+            sel("tool"),
+            sel("tool-result")
+        ),
+    )
+    .await?;
+    let text = facts[0].as_str().unwrap_or_default();
+    expect(text.contains(word), format!("the {state} call shown as {word:?}"), text)?;
+    expect_eq(&format!("a tool-result in the {state} block (it has none yet)"), json!(false), facts[1].clone())?;
+    no_debris(visit.client(), &format!("while a call is {state}")).await
 }
 
 fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
@@ -549,6 +556,7 @@ fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult>
         );
         wait_until(visit.client(), &running, 30, "a finished call, then a running one").await?;
         expect(shown(visit.client(), "stop").await?, "Stop shown while the turn runs", "hidden")?;
+        block_says(visit, "running", "Running").await?;
         visit.session.screenshot("running").await;
         stop_and_see_not_run(visit).await?;
         let first = js(
@@ -580,6 +588,7 @@ fn stop_marks_writing_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, Chec
         let writing = format!("document.querySelector('{}[data-state=\"writing\"]')", sel("tool"));
         wait_until(visit.client(), &writing, 30, "a call being written").await?;
         visit.session.screenshot("writing").await;
+        block_says(visit, "writing", "Writing").await?;
         stop_and_see_not_run(visit).await?;
         let writing = js(
             visit.client(),
@@ -673,8 +682,44 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
             sel("tool-result")
         );
         wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await?;
+        key_changed_only_by_save(visit).await?;
         key_sent_as_saved(&visit.proxy.log())
     })
+}
+
+/// 13.7: a key typed and left with Escape is not kept, and one saved with whitespace around it is
+/// kept without it — each shown by the next turn's request (the scenario's last script answers it).
+async fn key_changed_only_by_save(visit: &Visit<'_>) -> CheckResult {
+    let client = visit.client();
+    let answered =
+        |turns: usize| format!("document.querySelectorAll('{}').length === {} && {}", sel("bubble"), 2 * turns, idle());
+    let last_key = || {
+        visit
+            .proxy
+            .log()
+            .iter()
+            .rev()
+            .find(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
+            .and_then(|r| r.authorization.clone())
+    };
+    let bearer = Some(format!("Bearer {HARNESS_KEY}"));
+    if !shown(client, "api-key").await? {
+        click_mark(client, "open-settings").await?;
+        let field = format!("document.querySelector('{}').getClientRects().length > 0", sel("api-key"));
+        wait_until(client, &field, 5, "the key field to show").await?;
+    }
+    type_keys(client, "api-key", &format!("not-the-key{KEY_ESCAPE}")).await?;
+    send(client, "Still there?").await?;
+    wait_until(client, &answered(2), 30, "a turn after a key typed and left with Escape").await?;
+    expect_eq(
+        "the key a turn sends after another was typed and left with Escape (never saved)",
+        bearer.clone(),
+        last_key(),
+    )?;
+    enter_key(client, &format!("  {HARNESS_KEY}  ")).await?;
+    send(client, "Once more").await?;
+    wait_until(client, &answered(3), 30, "a turn after the key was saved with spaces around it").await?;
+    expect_eq("the key a turn sends after it was saved with spaces around it", bearer, last_key())
 }
 
 /// 13.7: every key the page sent is the one saved, as `Bearer <key>` or `x-api-key: <key>` (the page
@@ -698,57 +743,6 @@ fn key_sent_as_saved(log: &[crate::browser::proxy::Recorded]) -> CheckResult {
     }
     let keyed = log.iter().filter(|r| r.authorization.is_some() || r.api_key.is_some()).count();
     expect(keyed > 0, "requests carrying the saved key", "none did")
-}
-
-/// SPEC 13.2's tool block, read once at 768 px through the contract's marks only: what each block
-/// says collapsed (its visible text: the summary of a `<details>`, or what an `aria-expanded` element
-/// shows) and opened.
-async fn tool_blocks_show_the_call(ctx: Ctx) -> CheckResult {
-    at_768(&ctx, "page.tool-blocks-show-the-call", |visit| Box::pin(tool_blocks_at(visit))).await
-}
-
-async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
-    send(visit.client(), "Echo and fail").await?;
-    let settled = tools_settled(4);
-    wait_until(visit.client(), &settled, 30, "four tool blocks settled and the turn over").await?;
-    let read = format!(
-        "return [...document.querySelectorAll('{}')].map(t => ({{ state: t.dataset.state, text: t.innerText }}));",
-        sel("tool")
-    );
-    let collapsed = js(visit.client(), &read).await?;
-    open_every_tool(visit.client()).await?;
-    let results = format!(
-        "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
-        sel("tool"),
-        sel("tool-result")
-    );
-    wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await?;
-    let opened = js(visit.client(), &read).await?;
-    // (state, tool, the state's word, ran, an argument's text, the result's text); a call past the
-    // limit was never run, so the page was never sent its arguments and has no time to show.
-    let expected = [
-        ("done", "echo", "Done", true, ECHOED, ECHOED),
-        ("done", "add", "Done", true, "7654321", "8888888"),
-        ("error", "fail", "Error", true, "", "it failed on purpose"),
-        ("skipped", "echo", "Not run", false, "", ""),
-    ];
-    for (i, (state, tool, word, ran, argument, result)) in expected.into_iter().enumerate() {
-        let block = format!("tool block {} ({state})", i + 1);
-        expect_eq(&format!("{block}: data-state"), json!(state), collapsed[i]["state"].clone())?;
-        let summary = collapsed[i]["text"].as_str().unwrap_or_default();
-        for (what, wanted) in [("the tool", tool), ("its server", crate::scenario::FIXTURE_SERVER), ("its state", word)]
-        {
-            expect(summary.contains(wanted), format!("{block}, collapsed, shows {what}: {wanted:?}"), summary)?;
-        }
-        if ran {
-            expect(shows_a_time(summary), format!("{block}, collapsed, shows its time (as 0.1 s or 12 ms)"), summary)?;
-        }
-        let whole = opened[i]["text"].as_str().unwrap_or_default();
-        for (what, wanted) in [("its arguments", argument), ("its result text", result)] {
-            expect(whole.contains(wanted), format!("{block}, opened, shows {what}: {wanted:?}"), whole)?;
-        }
-    }
-    Ok(())
 }
 
 /// SPEC 13.13, read once at 768 px: where the answer's text sits among its tool blocks (by document
@@ -804,7 +798,9 @@ async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
         let exact = found["exact"] == json!(true);
         expect(exact, format!("{words:?} shown as it streamed, nothing added"), found["shown"].to_string())?;
     }
-    expect(text.contains("max_rounds"), "a note in the bubble naming max_rounds (the turn ended at the limit)", text)
+    expect(text.contains("max_rounds"), "a note in the bubble naming max_rounds (the turn ended at the limit)", text)?;
+    expect(!text.to_lowercase().contains("stopped"), "a turn nobody stopped not said to be stopped", text)?;
+    no_debris(visit.client(), "after a turn that ended at the limit").await
 }
 
 /// `error` with the bubble's text added to what was seen.
@@ -815,31 +811,6 @@ fn with_text(error: CheckError, text: &str) -> CheckError {
         }
         other => other,
     }
-}
-
-/// Whether `text` holds a duration: digits (with a decimal part or not), an optional space, then `s` or
-/// `ms` as a word of its own.
-fn shows_a_time(text: &str) -> bool {
-    let chars: Vec<char> = text.chars().collect();
-    (0..chars.len()).filter(|&i| chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_alphanumeric())).any(
-        |start| {
-            let mut i = start;
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
-                i += 1;
-            }
-            if chars.get(i) == Some(&' ') {
-                i += 1;
-            }
-            let unit = if chars.get(i) == Some(&'m') && chars.get(i + 1) == Some(&'s') {
-                2
-            } else if chars.get(i) == Some(&'s') {
-                1
-            } else {
-                return false;
-            };
-            chars.get(i + unit).is_none_or(|c| !c.is_alphanumeric())
-        },
-    )
 }
 
 /// `async fn $case(ctx)`: the case `$id`, running `$check` at every width.
@@ -860,19 +831,4 @@ every_width_cases! {
     stop_marks_not_run = "page.stop-marks-calls-not-run", stop_marks_not_run_at;
     stop_marks_writing_not_run = "page.stop-marks-writing-calls-not-run", stop_marks_writing_not_run_at;
     fits_every_width = "page.fits-every-width", fits_every_width_at;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shows_a_time;
-
-    #[test]
-    fn a_time_is_digits_and_a_unit_as_a_word() {
-        for shown in ["0.1 s", "echo fake Done 12 ms", "3s", "Done 0.0 s"] {
-            assert!(shows_a_time(shown), "{shown}");
-        }
-        for not_shown in ["echo fake Done", "x2s", "12 seconds", "fake2 Done", "5 msg", "s 1"] {
-            assert!(!shows_a_time(not_shown), "{not_shown}");
-        }
-    }
 }

@@ -1,11 +1,12 @@
 //! SPEC 13.15 in a real browser: what the bubble says besides the answer — the reasoning a pass
-//! streamed, shown apart from the answer's text, and the message of a request the server refused
-//! (read from the refusal itself, as the recording proxy kept it).
+//! streamed, alone in its element and styled apart from the answer's text, and the message of a
+//! request the server refused (a message too long for the context, and a wrong key), read from the
+//! refusal itself, as the recording proxy kept it.
 
 use serde_json::{Value, json};
 
 use super::page_in_browser::{Visit, at_768};
-use crate::browser::page::{idle, js, sel, send, send_pasted, wait_until};
+use crate::browser::page::{enter_key, idle, js, sel, send, send_pasted, wait_until};
 use crate::case::{Case, CheckResult, expect};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -33,14 +34,17 @@ pub fn cases() -> Vec<Case> {
         "13.15",
         Must,
         NOTES,
-        "a pass's reasoning is shown in its bubble as it streamed (non-ASCII intact, nothing added after it), in an element apart from the answer's text; a message longer than the context is refused and the bubble shows the refusal's own message",
+        "a pass's reasoning is shown in its bubble as it streamed (non-ASCII intact), alone in its element, apart from the answer's text and styled apart from it; a message longer than the context, and one sent with a wrong key, are refused and each bubble shows the refusal's own message",
         reasoning_and_refusals,
         [
             "page-reasoning-hidden",
             "page-reasoning-mixed-into-the-answer",
             "page-reasoning-undefined-appended",
             "page-refusal-silent",
-            "page-refusal-status-only"
+            "page-refusal-status-only",
+            "page-reasoning-labelled-inline",
+            "page-reasoning-styled-as-the-answer",
+            "page-key-refusal-without-its-message"
         ]
     )]
 }
@@ -69,18 +73,29 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
             for (const e of bubble.querySelectorAll('*')) if (e.textContent.includes(wanted)) found = e;
             return found && found.textContent;
         }};
-        return {{ reasoning: holder({REASONING:?}), answer: holder({ANSWER:?}), text: bubble.innerText }};"#,
+        const holderElement = (wanted) => {{
+            let found = null;
+            for (const e of bubble.querySelectorAll('*')) if (e.textContent.includes(wanted)) found = e;
+            return found;
+        }};
+        const look = (e) => {{
+            if (!e) return null;
+            const s = getComputedStyle(e);
+            return [s.color, s.fontStyle, s.fontSize, s.fontWeight, s.fontFamily, s.backgroundColor, s.borderLeftWidth, s.borderLeftStyle, s.opacity].join(' | ');
+        }};
+        return {{ reasoning: holder({REASONING:?}), answer: holder({ANSWER:?}), text: bubble.innerText,
+                 looks: [look(holderElement({REASONING:?})), look(holderElement({ANSWER:?}))] }};"#,
         bubble = sel("bubble"),
     );
     let facts = js(visit.client(), &script).await?;
     let text = facts["text"].as_str().unwrap_or_default();
     let reasoning = facts["reasoning"].as_str();
     expect(reasoning.is_some(), format!("the reasoning {REASONING:?} shown in the bubble"), text)?;
-    // As it streamed: a label may come before it, nothing after it.
+    // As it streamed, alone in its element (a label is free, in an element of its own).
     let reasoning_text = reasoning.unwrap_or_default();
     expect(
-        reasoning_text.trim_end().ends_with(REASONING),
-        format!("the reasoning shown as it streamed, nothing added after it: {REASONING:?}"),
+        reasoning_text.trim() == REASONING,
+        format!("the reasoning shown as it streamed, alone in its element: {REASONING:?}"),
         reasoning_text,
     )?;
     let apart = |held: Option<&str>, other: &str| held.is_some_and(|h| !h.contains(other));
@@ -88,6 +103,12 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
         apart(reasoning, ANSWER) && apart(facts["answer"].as_str(), REASONING),
         "the reasoning and the answer's text in elements apart (no element holds both)",
         format!("reasoning in {:?}; answer in {:?}", facts["reasoning"], facts["answer"]),
+    )?;
+    let looks = &facts["looks"];
+    expect(
+        looks[0] != looks[1],
+        "the reasoning styled apart from the answer (colour, font, size, background, border or opacity)",
+        format!("both drawn as {}", looks[0]),
     )?;
     let long = vec!["Wort"; LONG_WORDS].join(" ");
     let before = visit.proxy.log().len();
@@ -108,11 +129,37 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
         format!("the {LONG_WORDS}-word message refused with the JSON error of 2.8 (a context of {CONTEXT} tokens)"),
         answer.chars().take(300).collect::<String>(),
     )?;
+    refusal_shown(visit, &message).await?;
+    // A wrong key: the 401's own message (2.4), not only a word of the page's own.
+    enter_key(visit.client(), "not-the-key").await?;
+    let before = visit.proxy.log().len();
+    send(visit.client(), "Hallo?").await?;
+    let refused = format!("{} && document.querySelectorAll('{}').length >= 6", idle(), sel("bubble"));
+    wait_until(visit.client(), &refused, 30, "the turn sent with a wrong key over").await?;
+    let answer = visit.proxy.log()[before..]
+        .iter()
+        .find(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
+        .map(|r| r.answer_text())
+        .unwrap_or_default();
+    let message = serde_json::from_str::<Value>(&answer)
+        .ok()
+        .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    expect(
+        !message.is_empty(),
+        "the wrong key refused with the JSON error of 2.4",
+        answer.chars().take(300).collect::<String>(),
+    )?;
+    refusal_shown(visit, &message).await
+}
+
+/// The last bubble shows the refusal's `message`.
+async fn refusal_shown(visit: &Visit<'_>, message: &str) -> CheckResult {
     let shown =
         js(visit.client(), &format!("return [...document.querySelectorAll('{}')].pop().textContent;", sel("bubble")))
             .await?;
     expect(
-        shown.as_str().is_some_and(|s| s.contains(&message)),
+        shown.as_str().is_some_and(|s| s.contains(message)),
         format!("the refusal's message in the bubble: {message:?}"),
         shown.to_string(),
     )

@@ -3,13 +3,16 @@
 //! `id:`/`event:`/`retry:` fields and comments, `data:` without its space on every other line, every
 //! character of two to four bytes cut across two network reads), and the page must show the turn as
 //! streamed: the reasoning, the text before and after the tool block, the block done with its result,
-//! every character intact.
+//! every character intact. And SPEC 13.6's other end of a turn: a stream the proxy breaks while a
+//! call runs is said to have failed, and the running call becomes Not run.
 
 use serde_json::json;
 
-use super::common::call;
+use std::time::Duration;
+
+use super::common::{answer, call};
 use super::page_in_browser::{Visit, at_768_framed};
-use crate::browser::page::{js, open_every_tool, sel, send, tools_settled, wait_until};
+use crate::browser::page::{idle, js, no_debris, open_every_tool, sel, send, tools_settled, wait_until};
 use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::cases::case;
@@ -30,21 +33,45 @@ const FRAMED: Scenario = own("page-framed", || {
     ])
 });
 
+/// A first round that finishes (echo), then a second that runs for a minute (slow_picture), whose
+/// stream the proxy breaks 1.5 s after the call's `call` event.
+const BROKEN: Scenario = own("page-broken-stream", || {
+    super::page_in_browser::page(vec![
+        call("echo", &[("text", "vorher")]),
+        call("slow_picture", &[("seconds", "60")]),
+        answer("never shown"),
+    ])
+});
+
+/// What the `call` event of slow_picture holds (6.2's compact JSON).
+const SLOW_CALL: &str = r#""tool":"slow_picture""#;
+
 pub fn cases() -> Vec<Case> {
-    vec![case!(
-        "page.stream-read-in-any-framing",
-        "13.16",
-        Must,
-        FRAMED,
-        "through a proxy that frames the event stream again (CR LF, id:/event:/retry: fields and comments, data: with and without its space, each character of 2-4 bytes cut across two network reads): the reasoning, the text before and after the tool block and the echoed result shown whole, non-ASCII intact",
-        stream_read_in_any_framing,
-        [
-            "page-stream-characters-split",
-            "page-stream-every-field-read",
-            "page-stream-data-space-required",
-            "page-stream-events-split-on-blank-lf"
-        ]
-    )]
+    vec![
+        case!(
+            "page.broken-stream-said-and-calls-not-run",
+            "13.6",
+            Must,
+            BROKEN,
+            "a stream lost while a call runs (the proxy breaks the connection 1.5 s after its call event): the turn ends, its bubble says failed (never stopped), the running call becomes Not run, the finished one stays Done",
+            broken_stream,
+            ["page-broken-stream-silent", "page-broken-stream-keeps-running"]
+        ),
+        case!(
+            "page.stream-read-in-any-framing",
+            "13.16",
+            Must,
+            FRAMED,
+            "through a proxy that frames the event stream again (CR LF, id:/event:/retry: fields and comments, data: with and without its space, each character of 2-4 bytes cut across two network reads): the reasoning, the text before and after the tool block and the echoed result shown whole, non-ASCII intact",
+            stream_read_in_any_framing,
+            [
+                "page-stream-characters-split",
+                "page-stream-every-field-read",
+                "page-stream-data-space-required",
+                "page-stream-events-split-on-blank-lf"
+            ]
+        ),
+    ]
 }
 
 async fn stream_read_in_any_framing(ctx: Ctx) -> CheckResult {
@@ -84,4 +111,43 @@ async fn framed_turn(visit: &Visit<'_>) -> CheckResult {
     }
     expect_eq("the tool block's state", json!(["done"]), facts["states"].clone())?;
     settled
+}
+
+async fn broken_stream(ctx: Ctx) -> CheckResult {
+    let framing = Framing::BreakAfter { marker: SLOW_CALL, after: Duration::from_millis(1500) };
+    at_768_framed(&ctx, "page.broken-stream-said-and-calls-not-run", framing, |visit| Box::pin(broken_turn(visit)))
+        .await
+}
+
+async fn broken_turn(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Take your time").await?;
+    let running = format!(
+        "(() => {{ const t = document.querySelectorAll('{}'); return t.length === 2 && t[1].dataset.state === 'running'; }})()",
+        sel("tool")
+    );
+    wait_until(visit.client(), &running, 30, "a finished call, then a running one").await?;
+    wait_until(visit.client(), &idle(), 15, "the turn over once its stream broke (Stop gone)").await?;
+    let facts = js(
+        visit.client(),
+        &format!(
+            "const b = [...document.querySelectorAll('{}')].pop(); \
+             return {{ text: b.innerText, states: [...b.querySelectorAll('{}')].map(t => [t.dataset.state, t.innerText]) }};",
+            sel("bubble"),
+            sel("tool")
+        ),
+    )
+    .await?;
+    let text = facts["text"].as_str().unwrap_or_default().to_lowercase();
+    expect(text.contains("failed"), "the bubble says the request failed (the word \"failed\")", &text)?;
+    expect(!text.contains("stopped"), "a broken stream not said to be stopped (no Stop was pressed)", &text)?;
+    let states: Vec<String> =
+        facts["states"].as_array().into_iter().flatten().filter_map(|s| s[0].as_str()).map(str::to_string).collect();
+    expect_eq(
+        "the calls' data-state: the finished one, then the one that was running",
+        vec!["done".to_string(), "skipped".to_string()],
+        states,
+    )?;
+    let second = facts["states"][1][1].as_str().unwrap_or_default();
+    expect(second.contains("Not run"), "the call that was running shown as Not run", second)?;
+    no_debris(visit.client(), "after the broken stream").await
 }

@@ -1,0 +1,386 @@
+//! SPEC 13.20, 13.21 and 13.2's opened blocks in a real browser: what the page sends — the message
+//! as typed (Enter sends, Shift+Enter a new line, whitespace around it dropped, nothing empty and
+//! nothing while a turn runs), the model `/health` names, tools only when `GET /mcp` lists some and
+//! the reader has not switched them off — read from the recording proxy; that the end of the
+//! conversation stays in view unless the reader scrolled up; and that a block the reader opened stays
+//! open.
+
+use serde_json::{Value, json};
+
+use super::common::{answer, call};
+use super::page_in_browser::{Visit, at_768, page};
+use crate::browser::page::{
+    KEY_ENTER, KEY_RELEASE, KEY_SHIFT, click_mark, idle, js, reload, sel, send, shown, tools_settled, type_keys,
+    wait_until,
+};
+use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
+use crate::cases::case;
+use crate::context::Ctx;
+use crate::scenario::{Scenario, Setup, own};
+
+/// The model the server reports, and the only one whose scripts answer with [`MODEL_END`].
+const MODEL: &str = "seiten-modell";
+const MODEL_END: &str = "MODEL-END";
+
+/// No MCP servers; the server's model has a script set of its own (what a page sending another model
+/// name does not get); every token 20 ms apart, so a turn runs for seconds.
+const COMPOSER: Scenario = own("page-composer", || {
+    let words: Vec<String> = (1..=80).map(|i| format!("w{i}")).collect();
+    let mut setup = Setup::plain()
+        .with_key()
+        .scripts(vec![answer("The default script: a page that sent no model or another one.")])
+        .set("engine", "script_sets", json!({ MODEL: [answer(&format!("{} {MODEL_END}", words.join(" ")))] }))
+        .set("engine", "delay_ms", json!(20));
+    setup.config["model"] = json!(MODEL);
+    setup
+});
+
+/// A tool call, then an answer (the last script repeats for the later turns).
+const TOOLS: Scenario = own("page-tools", || page(vec![call("echo", &[("text", "eins")]), answer("TOOLS-END")]));
+
+/// A long answer, many lines, streamed slowly: taller than the viewport, and seconds long.
+const FOLLOW: Scenario = own("page-follow", || {
+    let lines: Vec<String> = (1..=70).map(|i| format!("Zeile {i}")).collect();
+    Setup::plain().with_key().scripts(vec![answer(&format!("{}\nFOLLOW-END", lines.join("\n")))]).set(
+        "engine",
+        "delay_ms",
+        json!(12),
+    )
+});
+
+/// A call, then a call that runs for seconds, then an answer: the turn streams on after the first block.
+const OPENED: Scenario = own("page-opened", || {
+    page(vec![call("echo", &[("text", "offen")]), call("sleep", &[("seconds", "3")]), answer("OPENED-END")])
+});
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!(
+            "page.message-box-sends-what-was-typed",
+            "13.20",
+            Must,
+            COMPOSER,
+            "Enter sends and Shift+Enter adds a line: \"  Zeile eins⇧⏎Zeile zwei  ⏎\" goes out as \"Zeile eins\\nZeile zwei\" (shown with its line break), the box empty after; Enter while the turn runs and a message of spaces send nothing; every request names /health's model and streams, and asks for no tools (the server has none; no tools switch shown)",
+            message_box,
+            [
+                "page-enter-does-not-send",
+                "page-shift-enter-sends",
+                "page-message-untrimmed",
+                "page-empty-message-sent",
+                "page-sends-while-running",
+                "page-box-kept-after-send",
+                "page-model-made-up",
+                "page-tools-always-asked",
+                "page-sent-message-on-one-line"
+            ]
+        ),
+        case!(
+            "page.tools-asked-for-only-when-there-are-tools",
+            "13.20",
+            Must,
+            TOOLS,
+            "with tools listed the request asks for them; the tools switch (when marked) is shown and on, and off it sends no strata_mcp, through a reload, until it is on again",
+            tools_asked_for,
+            ["page-tools-switch-ignored", "page-tools-switch-forgotten", "page-tools-switch-shown-unchecked"]
+        ),
+        case!(
+            "page.end-of-the-conversation-in-view",
+            "13.21",
+            Must,
+            FOLLOW,
+            "a 70-line answer streamed slowly ends in view; opened again, the page opens at the end; scrolled to the top, sending shows the end; scrolled up while a turn streams, the page stays where the reader put it",
+            end_in_view,
+            [
+                "page-end-not-followed",
+                "page-opens-at-the-top",
+                "page-send-does-not-show-the-end",
+                "page-follows-a-reader-who-scrolled-up"
+            ]
+        ),
+        case!(
+            "page.opened-blocks-stay-open",
+            "13.2",
+            Must,
+            OPENED,
+            "a tool block opened while its turn streams on stays open through the rest of the turn, a later turn and a reload",
+            opened_blocks,
+            ["page-opened-blocks-close", "page-opened-blocks-forgotten"]
+        ),
+    ]
+}
+
+/// The messages the page's chat requests sent, and each request's body.
+fn chat_bodies(visit: &Visit<'_>) -> Vec<Value> {
+    visit.proxy.chat_bodies()
+}
+
+/// The last user message of a chat request.
+fn last_user(body: &Value) -> Value {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| m["content"].clone())
+        .unwrap_or_default()
+}
+
+/// A JS expression: the last bubble holds `text` and no turn runs.
+fn answered(text: &str) -> String {
+    format!(
+        "(() => {{ const b = [...document.querySelectorAll('{}')].pop(); return !!b && b.textContent.includes({text:?}); }})() && {}",
+        sel("bubble"),
+        idle()
+    )
+}
+
+/// The message box's value.
+async fn box_value(visit: &Visit<'_>) -> Result<String, CheckError> {
+    let value = js(visit.client(), &format!("return document.querySelector('{}').value;", sel("message"))).await?;
+    Ok(value.as_str().unwrap_or_default().to_string())
+}
+
+/// Empties the message box as a reader does (the value set through the element's own setter and an
+/// `input` event).
+async fn clear_box(visit: &Visit<'_>) -> CheckResult {
+    let script = format!(
+        "const box = document.querySelector('{}'); \
+         Object.getOwnPropertyDescriptor(Object.getPrototypeOf(box), 'value').set.call(box, ''); \
+         box.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;",
+        sel("message")
+    );
+    js(visit.client(), &script).await.map(|_| ())
+}
+
+async fn message_box(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.message-box-sends-what-was-typed", |visit| Box::pin(message_box_at(visit))).await
+}
+
+async fn message_box_at(visit: &Visit<'_>) -> CheckResult {
+    let typed = format!("  Zeile eins{KEY_SHIFT}{KEY_ENTER}{KEY_RELEASE}Zeile zwei  {KEY_ENTER}");
+    type_keys(visit.client(), "message", &typed).await?;
+    let running = format!("!({})", idle());
+    wait_until(visit.client(), &running, 10, "Enter to send the message (a turn running)").await?;
+    let left = box_value(visit).await?;
+    expect(left.is_empty(), "the message box empty once the message is sent", format!("{left:?}"))?;
+    type_keys(visit.client(), "message", &format!("nicht jetzt{KEY_ENTER}")).await?;
+    expect(
+        !js(visit.client(), &format!("return {};", idle())).await?.as_bool().unwrap_or(true),
+        "the turn still running when Enter was pressed again (the scenario's answer takes seconds)",
+        "it had ended: the check below would prove nothing",
+    )?;
+    wait_until(visit.client(), &answered(MODEL_END), 30, "the first turn answered by the script of /health's model")
+        .await?;
+    let bodies = chat_bodies(visit);
+    expect_eq("chat requests after one message and an Enter while it ran", 1, bodies.len())?;
+    expect_eq("the message sent", json!("Zeile eins\nZeile zwei"), last_user(&bodies[0]))?;
+    let drawn = js(
+        visit.client(),
+        &format!(
+            "const b = [...document.querySelectorAll('{}')].find(b => b.textContent.includes('Zeile eins')); return b ? b.innerText.trim() : null;",
+            sel("bubble")
+        ),
+    )
+    .await?;
+    expect_eq("the sent message's bubble, its line break kept", json!("Zeile eins\nZeile zwei"), drawn)?;
+    clear_box(visit).await?;
+    type_keys(visit.client(), "message", &format!("   {KEY_ENTER}")).await?;
+    type_keys(visit.client(), "message", &format!("Dritte{KEY_ENTER}")).await?;
+    let third = format!("document.querySelectorAll('{}').length >= 4 && {}", sel("bubble"), answered(MODEL_END));
+    wait_until(visit.client(), &third, 30, "the next message answered").await?;
+    let bodies = chat_bodies(visit);
+    let sent: Vec<Value> = bodies.iter().map(last_user).collect();
+    expect_eq(
+        "the messages sent (none of spaces alone)",
+        vec![json!("Zeile eins\nZeile zwei"), json!("Dritte")],
+        sent,
+    )?;
+    for body in &bodies {
+        expect_eq("every request's model (as /health names it)", json!(MODEL), body["model"].clone())?;
+        expect_eq("every request streams", json!(true), body["stream"].clone())?;
+        expect(
+            body.get("strata_mcp").is_none_or(|v| v != &json!(true)),
+            "no request asks for tools (GET /mcp lists none)",
+            body.to_string(),
+        )?;
+    }
+    let switch = js(visit.client(), &format!("return !!document.querySelector('{}');", sel("tools-switch"))).await?;
+    if switch == json!(true) {
+        expect(
+            !shown(visit.client(), "tools-switch").await?,
+            "no tools switch shown (the server has no MCP servers)",
+            "shown",
+        )?;
+    }
+    Ok(())
+}
+
+async fn tools_asked_for(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.tools-asked-for-only-when-there-are-tools", |visit| Box::pin(tools_asked_for_at(visit))).await
+}
+
+/// Whether the last chat request asked for tools.
+fn last_asked_for_tools(visit: &Visit<'_>) -> Option<bool> {
+    chat_bodies(visit).last().map(|b| b["strata_mcp"] == json!(true))
+}
+
+async fn tools_asked_for_at(visit: &Visit<'_>) -> CheckResult {
+    let turns = |n: usize| format!("document.querySelectorAll('{}').length === {} && {}", sel("bubble"), 2 * n, idle());
+    send(visit.client(), "Use a tool").await?;
+    wait_until(
+        visit.client(),
+        &format!("{} && {}", turns(1), tools_settled(1)),
+        30,
+        "the first turn over, its call done",
+    )
+    .await?;
+    expect_eq("the first request asks for tools (GET /mcp lists them)", Some(true), last_asked_for_tools(visit))?;
+    let marked = js(visit.client(), &format!("return !!document.querySelector('{}');", sel("tools-switch"))).await?;
+    if marked != json!(true) {
+        return Ok(());
+    }
+    expect(
+        shown(visit.client(), "tools-switch").await?,
+        "the tools switch shown (the server has MCP servers)",
+        "hidden",
+    )?;
+    let checked = format!("document.querySelector('{}').checked", sel("tools-switch"));
+    expect_eq("the tools switch on at first", json!(true), js(visit.client(), &format!("return {checked};")).await?)?;
+    click_mark(visit.client(), "tools-switch").await?;
+    send(visit.client(), "No tools now").await?;
+    wait_until(visit.client(), &turns(2), 30, "the second turn over").await?;
+    expect_eq("a request with the tools switched off asks for none", Some(false), last_asked_for_tools(visit))?;
+    reload(visit.client()).await?;
+    wait_until(visit.client(), &turns(2), 15, "the conversation back after a reload").await?;
+    expect_eq(
+        "the tools switch still off after a reload",
+        json!(false),
+        js(visit.client(), &format!("return {checked};")).await?,
+    )?;
+    send(visit.client(), "Still no tools").await?;
+    wait_until(visit.client(), &turns(3), 30, "the third turn over").await?;
+    expect_eq(
+        "after a reload, a request with the tools switched off asks for none",
+        Some(false),
+        last_asked_for_tools(visit),
+    )?;
+    click_mark(visit.client(), "tools-switch").await?;
+    send(visit.client(), "Tools again").await?;
+    wait_until(visit.client(), &turns(4), 30, "the fourth turn over").await?;
+    expect_eq("with the switch on again the request asks for tools", Some(true), last_asked_for_tools(visit))
+}
+
+async fn end_in_view(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.end-of-the-conversation-in-view", |visit| Box::pin(end_in_view_at(visit))).await
+}
+
+/// A JS expression: the last bubble's end is in view, above the message box.
+fn end_shown() -> String {
+    format!(
+        "(() => {{ const b = [...document.querySelectorAll('{}')].pop(); if (!b) return false; \
+         const r = b.getBoundingClientRect(); const box = document.querySelector('{}').getBoundingClientRect(); \
+         return r.bottom > 0 && r.bottom <= Math.min(window.innerHeight, box.top) + 2; }})()",
+        sel("bubble"),
+        sel("message")
+    )
+}
+
+/// Scrolls the first bubble into view at the top, as a reader scrolling up does; where it then is.
+async fn scroll_up(visit: &Visit<'_>) -> Result<f64, CheckError> {
+    let script = format!(
+        "const b = document.querySelector('{}'); b.scrollIntoView({{ block: 'start' }}); return b.getBoundingClientRect().top;",
+        sel("bubble")
+    );
+    Ok(js(visit.client(), &script).await?.as_f64().unwrap_or(f64::NAN))
+}
+
+/// Where the first bubble is now.
+async fn first_bubble_top(visit: &Visit<'_>) -> Result<f64, CheckError> {
+    let script = format!("return document.querySelector('{}').getBoundingClientRect().top;", sel("bubble"));
+    Ok(js(visit.client(), &script).await?.as_f64().unwrap_or(f64::NAN))
+}
+
+async fn end_in_view_at(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Erzähl").await?;
+    wait_until(visit.client(), &answered("FOLLOW-END"), 30, "the long answer over").await?;
+    let tall = js(visit.client(), "return document.documentElement.scrollHeight > 2 * window.innerHeight;").await?;
+    expect_eq("the conversation taller than two viewports (or the checks below prove nothing)", json!(true), tall)?;
+    wait_until(
+        visit.client(),
+        &end_shown(),
+        2,
+        "the end of the answer in view once it streamed (the page followed it)",
+    )
+    .await?;
+    // Opened anew, not reloaded: a reload puts the page back where it was.
+    let opened = visit.client().goto(&format!("{}/", visit.proxy.url)).await;
+    opened.map_err(|e| CheckError::Fail { expected: "the page to open again".into(), actual: e.to_string() })?;
+    wait_until(visit.client(), &end_shown(), 10, "the page opened at the end of the conversation").await?;
+    scroll_up(visit).await?;
+    send(visit.client(), "Noch einmal").await?;
+    wait_until(visit.client(), &end_shown(), 5, "the end (the message just sent) in view once sent from the top")
+        .await?;
+    let streaming = format!("!({}) && document.querySelectorAll('{}').length === 4", idle(), sel("bubble"));
+    wait_until(visit.client(), &streaming, 10, "the second answer streaming").await?;
+    let top = scroll_up(visit).await?;
+    wait_until(visit.client(), &answered("FOLLOW-END"), 30, "the second answer over").await?;
+    let now = first_bubble_top(visit).await?;
+    expect(
+        (now - top).abs() <= 2.0,
+        format!(
+            "the page left where the reader scrolled while the answer streamed (the first bubble's top at {top:.0} px)"
+        ),
+        format!("at {now:.0} px"),
+    )
+}
+
+async fn opened_blocks(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.opened-blocks-stay-open", |visit| Box::pin(opened_blocks_at(visit))).await
+}
+
+/// A JS expression: which tool blocks are open, in order.
+fn open_blocks() -> String {
+    format!(
+        "[...document.querySelectorAll('{}')].map(t => t.tagName === 'DETAILS' ? t.open : t.getAttribute('aria-expanded') === 'true')",
+        sel("tool")
+    )
+}
+
+/// Opens tool block `i` as a reader does.
+async fn open_block(visit: &Visit<'_>, i: usize) -> CheckResult {
+    let script = format!(
+        "const t = document.querySelectorAll('{}')[{i}]; if (t.tagName === 'DETAILS') t.open = true; else t.click(); return true;",
+        sel("tool")
+    );
+    js(visit.client(), &script).await.map(|_| ())
+}
+
+async fn opened_blocks_at(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Open it").await?;
+    let first_done = format!(
+        "(() => {{ const t = document.querySelectorAll('{}'); return t.length === 2 && t[0].dataset.state === 'done' && t[1].dataset.state === 'running'; }})()",
+        sel("tool")
+    );
+    wait_until(visit.client(), &first_done, 30, "the first call done while the second runs").await?;
+    open_block(visit, 0).await?;
+    wait_until(visit.client(), &format!("{}[0]", open_blocks()), 5, "the first block open").await?;
+    wait_until(visit.client(), &answered("OPENED-END"), 30, "the turn over").await?;
+    let read = format!("return {};", open_blocks());
+    expect_eq(
+        "the blocks open (the first opened while the turn streamed on to its end)",
+        json!([true, false]),
+        js(visit.client(), &read).await?,
+    )?;
+    open_block(visit, 1).await?;
+    wait_until(visit.client(), &format!("{}[1]", open_blocks()), 5, "the second block open").await?;
+    reload(visit.client()).await?;
+    let back = format!("document.querySelectorAll('{}').length === 2", sel("tool"));
+    wait_until(visit.client(), &back, 10, "the blocks back after a reload").await?;
+    expect_eq(
+        "the blocks open after a reload (the second opened once the turn was over)",
+        json!([true, true]),
+        js(visit.client(), &read).await?,
+    )?;
+    send(visit.client(), "And now?").await?;
+    let later = format!("document.querySelectorAll('{}').length === 4 && {}", sel("bubble"), idle());
+    wait_until(visit.client(), &later, 30, "a later turn over").await?;
+    expect_eq("the blocks open after a later turn", json!([true, true]), js(visit.client(), &read).await?)
+}
