@@ -20,7 +20,7 @@ let running = null; // { controller, message }
 
 async function send(text) {
   state.messages.push({ role: "user", text });
-  const message = { role: "assistant", segments: [], reasoning: "" };
+  const message = { segments: [], reasoning: "" }; // an answer: every message but the user's
   state.messages.push(message);
   saveMessages();
   renderAll(chatEl, state.messages, true);
@@ -73,7 +73,7 @@ function setBusy(busy) {
 async function discoverModel() {
   try {
     const health = await (await fetch("health")).json();
-    if (health.model) modelName = health.model;
+    modelName = health.model;
   } catch {
     /* keep the default name */
   }
@@ -88,7 +88,7 @@ async function listTools() {
     el("mcp-toggle").hidden = !(status.servers && status.servers.length);
     return status.tools || 0;
   } catch {
-    return 0; // the page works without MCP
+    // the page works without MCP: no tools
   }
 }
 

@@ -1,7 +1,8 @@
 // Drawing the conversation (SPEC 13.2–13.6, 13.13, 13.21). Tool blocks are collapsed <details> with
 // their pictures outside them; while a turn streams only its message is drawn again. The data-strata
-// attributes are the page contract of 13.7, what a browser-driven suite finds things by, and the
-// style's hooks for what they mark. Elements with nothing to say are drawn empty, and app.css hides
+// attributes are the page contract of 13.7, what a browser-driven suite finds things by; app.css
+// styles by them and by the elements' places (a summary's spans, a bubble's paragraphs), so a class
+// is given only where neither tells. Elements with nothing to say are drawn empty, and app.css hides
 // an empty one.
 
 import { pictureUrl } from "./pictures.js";
@@ -18,22 +19,23 @@ function node(tag, className, text) {
   return n;
 }
 
-// A long text in its own scrolling box (SPEC 13.5), reachable by keyboard so it can be scrolled without
-// a mouse (a scroll region that cannot take focus is an accessibility failure: SPEC 13.8).
-function scrollBox(text, label) {
-  const box = node("pre", "", text);
+// A long text under its label, in its own scrolling box (SPEC 13.5), reachable by keyboard so it can
+// be scrolled without a mouse (a scroll region that cannot take focus is an accessibility failure:
+// SPEC 13.8).
+function labelled(label, text) {
+  const box = node("pre", null, text);
   box.tabIndex = 0;
   box.setAttribute("aria-label", label);
-  return box;
+  return [node("h4", null, label), box];
 }
 
 function atBottom() {
   return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
 }
 
-// The whole conversation, staying at the bottom when the reader was there (or when asked).
-export function renderAll(chatEl, messages, toBottom) {
-  const follow = toBottom || atBottom();
+// The whole conversation, staying at the end when the reader was there (or when asked).
+export function renderAll(chatEl, messages, toEnd) {
+  const follow = toEnd || atBottom();
   chatEl.replaceChildren(...messages.map(renderMessage));
   if (follow) window.scrollTo(0, document.documentElement.scrollHeight);
 }
@@ -47,7 +49,8 @@ export function renderOne(message) {
 }
 
 function renderMessage(message) {
-  const article = node("article", "msg " + message.role);
+  const article = node("article");
+  article.dataset.role = message.role; // "user"; an answer has none
   drawn.set(message, article);
   const bubble = node("div");
   bubble.dataset.strata = "bubble";
@@ -59,16 +62,18 @@ function renderMessage(message) {
   bubble.append(node("div", "reasoning", message.reasoning));
   for (const segment of message.segments) {
     // The text exactly as it streamed (13.13); white-space: pre-wrap keeps its lines.
-    bubble.append(segment.type === "text" ? node("div", "text", segment.text) : renderTool(segment.tool));
+    if (segment.type === "text") bubble.append(node("div", "text", segment.text));
+    else bubble.append(...renderTool(segment.tool));
   }
-  bubble.append(node("p", "notice", message.notice));
-  if (message.limit) bubble.append(node("p", "meta", "Ended at the limit of " + message.limit + " tool rounds (mcp.max_rounds)"));
-  if (message.stopped) bubble.append(node("p", "meta", "Stopped"));
+  // A bubble's paragraphs: the failure, then the notes (app.css tells them apart by place).
+  bubble.append(node("p", null, message.notice));
+  if (message.limit) bubble.append(node("p", null, "Ended at the tool-round limit, mcp.max_rounds = " + message.limit));
+  if (message.stopped) bubble.append(node("p", null, "Stopped"));
   return article;
 }
 
+// A tool block and, outside it, its pictures.
 function renderTool(tool) {
-  const wrap = node("div", "tool");
   const details = node("details");
   details.dataset.strata = "tool";
   details.dataset.state = tool.state;
@@ -81,27 +86,24 @@ function renderTool(tool) {
   });
   const summary = node("summary");
   // The tool's own name once the call runs (its server's listing); the name the model wrote before.
-  const name = node("span", "", tool.tool || tool.name);
+  const name = node("span", null, tool.tool || tool.name);
   name.title = tool.name;
   name.dataset.strata = "tool-name";
-  summary.append(name, node("span", "tool-server", tool.server), node("span", "badge", STATE_LABEL[tool.state]));
-  // How long the call ran: none while it runs, none for a call that never ran.
-  if (tool.ms !== undefined && tool.state !== "skipped") summary.append(node("span", "time", (tool.ms / 1000).toFixed(1) + " s"));
-  details.append(summary);
-  const body = node("div", "tool-body");
-  if (tool.arguments !== undefined) body.append(node("h4", "", "Arguments"), scrollBox(JSON.stringify(tool.arguments, null, 2), "Arguments"));
+  // Its name, server, state and (for a call that ran) time, in that order: app.css styles them by place.
+  summary.append(name, node("span", null, tool.server), node("span", null, STATE_LABEL[tool.state]));
+  if (tool.ms !== undefined && tool.state !== "skipped") summary.append(node("span", null, (tool.ms / 1000).toFixed(1) + " s"));
+  const body = node("div");
+  // A call still being written has no arguments yet (13.2).
+  if (tool.arguments !== undefined) body.append(...labelled("Arguments", JSON.stringify(tool.arguments, null, 2)));
   if (tool.result !== undefined) {
-    let heading = (tool.ok ? "Result" : "Error") + " · " + tool.chars.toLocaleString("en") + " characters";
-    if (tool.truncated) heading += ", cut for the model";
-    body.append(node("h4", "", heading));
-    const result = scrollBox(tool.result, heading);
+    let label = (tool.ok ? "Result" : "Error") + " · " + tool.chars.toLocaleString("en") + " characters";
+    if (tool.truncated) label += ", cut for the model";
+    const [heading, result] = labelled(label, tool.result);
     result.dataset.strata = "tool-result";
-    body.append(result);
+    body.append(heading, result);
   }
-  details.append(body);
-  wrap.append(details);
-  if (tool.media && tool.media.length) wrap.append(renderMedia(tool.media));
-  return wrap;
+  details.append(summary, body);
+  return tool.media && tool.media.length ? [details, renderMedia(tool.media)] : [details];
 }
 
 // Pictures sit outside the collapsed details, so they are seen without opening anything.
@@ -115,7 +117,7 @@ function renderMedia(media) {
     img.width = item.width;
     img.height = item.height;
     const caption = node("figcaption");
-    const link = node("a", "download", "Download");
+    const link = node("a", null, "Download");
     link.download = item.url.split("/").pop(); // the picture's own name, <sha256>.<ext>
     caption.append(link);
     figure.append(img, caption);
@@ -127,10 +129,9 @@ function renderMedia(media) {
       },
       (error) => {
         // A refused key is not a picture that is gone (13.4): the reader is asked for the key instead.
-        const note = error.status === 401
-          ? node("p", "media-note", "Add the API key under Settings to see this picture.")
-          : node("p", "media-note", "This picture is no longer available.");
-        if (error.status !== 401) note.dataset.strata = "picture-gone";
+        const refused = error.status === 401;
+        const note = node("p", null, refused ? "Add the API key under Settings to see this picture." : "This picture is no longer available.");
+        if (!refused) note.dataset.strata = "picture-gone";
         figure.replaceWith(note);
       },
     );

@@ -51,7 +51,7 @@ pub fn cases() -> Vec<Case> {
             LET_GO,
             "after a wrong key is saved the two pictures cannot be fetched (401) and are not noted gone (no picture-gone mark, no \"no longer available\"); the right key saved again shows them",
             refused_not_gone,
-            ["page-refused-pictures-noted-gone"]
+            ["page-refused-pictures-noted-gone", "page-key-note-silent"]
         ),
         case!(
             "page.pictures-fetched-once-and-again-after-a-failure",
@@ -296,6 +296,13 @@ async fn refused_not_gone_at(visit: &Visit<'_>) -> CheckResult {
         "no picture said to be no longer available after a 401 (the picture is there; the key is wrong)",
         text,
     )?;
+    let bubbles = js(
+        visit.client(),
+        &format!("return [...document.querySelectorAll('{}')].map(b => b.innerText).join(' ');", sel("bubble")),
+    )
+    .await?;
+    let bubbles = bubbles.as_str().unwrap_or_default();
+    expect(bubbles.to_lowercase().contains("key"), "the page says a key is needed where the pictures were", bubbles)?;
     enter_key(visit.client(), HARNESS_KEY).await?;
     let shown = format!("{} === 2", loaded_pictures());
     wait_until(visit.client(), &shown, 15, "the two pictures shown again once the right key is saved").await

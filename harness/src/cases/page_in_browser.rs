@@ -90,7 +90,7 @@ pub fn cases() -> Vec<Case> {
             PICTURES,
             "at every width: tool blocks collapsed, each picture outside them with one blob preview and one blob download whose bytes are the picture",
             pictures_outside_details,
-            ["page-previews-inside-details"]
+            ["page-previews-inside-details", "page-download-misnamed"]
         ),
         case!(
             "page.pictures-fetched-with-the-key-in-a-header",
@@ -108,7 +108,7 @@ pub fn cases() -> Vec<Case> {
             PICTURES,
             "at every width: no run of 1024+ base64 characters in localStorage, sessionStorage or IndexedDB, before and after a reload",
             no_base64_in_storage,
-            ["page-base64-in-storage"]
+            ["page-base64-in-storage", "page-chat-stored-elsewhere"]
         ),
         case!(
             "page.reload-brings-pictures-back",
@@ -150,7 +150,12 @@ pub fn cases() -> Vec<Case> {
             SLOW_WRITING,
             "at every width: Stop while a call is still being written makes it Not run (never Writing for good) and the answer says stopped",
             stop_marks_writing_not_run,
-            ["page-stop-keeps-writing", "page-writing-unnamed"]
+            [
+                "page-stop-keeps-writing",
+                "page-writing-unnamed",
+                "page-writing-call-unnamed",
+                "page-writing-arguments-shown"
+            ]
         ),
         case!(
             "page.contract-marks",
@@ -318,8 +323,11 @@ fn pictures_outside_details_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckR
         expect_eq("every tool block collapsed", Some(true), facts["collapsed"].as_bool())?;
         let wanted = json!({"insideTool": false, "imgs": [true], "links": [true]});
         expect_eq("each picture", json!([wanted, wanted]), facts["pictures"].clone())?;
-        let mut hashes: Vec<String> =
-            downloads(visit.client()).await?.into_iter().map(|(hash, _, _)| format!("{hash}.png")).collect();
+        let links = downloads(visit.client()).await?;
+        for (hash, name, _) in &links {
+            expect_eq("a download's name: the picture's own, <sha256>.png", format!("{hash}.png"), name.clone())?;
+        }
+        let mut hashes: Vec<String> = links.into_iter().map(|(hash, _, _)| format!("{hash}.png")).collect();
         hashes.sort();
         let mut names = expected_names();
         names.sort();
@@ -364,6 +372,16 @@ fn no_base64_in_storage_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResul
             Vec::<String>::new(),
             base64_in_storage(visit.client()).await?,
         )?;
+        // 13.3 names where the conversation is kept: there, with the pictures' references.
+        let kept = js(visit.client(), "return localStorage.getItem('strata.chat') || '';").await?;
+        let kept = kept.as_str().unwrap_or_default();
+        for name in visit.media_names() {
+            expect(
+                kept.contains(&name),
+                format!("localStorage[\"strata.chat\"] holding the reference to {name}"),
+                kept.chars().take(200).collect::<String>(),
+            )?;
+        }
         reload(visit.client()).await?;
         wait_until(
             visit.client(),
@@ -526,21 +544,30 @@ async fn stop_and_see_not_run(visit: &Visit<'_>) -> CheckResult {
     no_debris(visit.client(), "after Stop").await
 }
 
-/// The running or writing block (`state`) says so in words, has no result yet, and nothing on the
-/// page reads undefined or NaN.
-async fn block_says(visit: &Visit<'_>, state: &str, word: &str) -> CheckResult {
-    let facts = js(
-        visit.client(),
-        &format!(
-            "const t = document.querySelector('{}[data-state=\"{state}\"]'); return [t.innerText, !!t.querySelector('{}')];",
-            sel("tool"),
-            sel("tool-result")
-        ),
-    )
-    .await?;
+/// The running or writing block (`state`) of `tool` says so in words and names the tool, has no
+/// result yet (nor, being written, arguments: opened, no "Arguments"), and nothing on the page reads
+/// undefined or NaN.
+async fn block_says(visit: &Visit<'_>, state: &str, word: &str, tool: &str) -> CheckResult {
+    let block = format!("document.querySelector('{}[data-state=\"{state}\"]')", sel("tool"));
+    let read = format!(
+        "const t = {block}; return [t.innerText, !!t.querySelector('{}'), (t.querySelector('{}') || {{ textContent: '' }}).textContent];",
+        sel("tool-result"),
+        sel("tool-name")
+    );
+    let facts = js(visit.client(), &read).await?;
     let text = facts[0].as_str().unwrap_or_default();
     expect(text.contains(word), format!("the {state} call shown as {word:?}"), text)?;
+    let name = facts[2].as_str().unwrap_or_default();
+    expect(name.contains(tool), format!("the {state} call's tool-name naming {tool:?}"), name)?;
     expect_eq(&format!("a tool-result in the {state} block (it has none yet)"), json!(false), facts[1].clone())?;
+    if state == "writing" {
+        let open = format!(
+            "const t = {block}; if (t.tagName === 'DETAILS') t.open = true; else t.click(); return t.innerText;"
+        );
+        let opened = js(visit.client(), &open).await?;
+        let opened = opened.as_str().unwrap_or_default();
+        expect(!opened.contains("Arguments"), "no arguments shown for a call still being written", opened)?;
+    }
     no_debris(visit.client(), &format!("while a call is {state}")).await
 }
 
@@ -556,7 +583,7 @@ fn stop_marks_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult>
         );
         wait_until(visit.client(), &running, 30, "a finished call, then a running one").await?;
         expect(shown(visit.client(), "stop").await?, "Stop shown while the turn runs", "hidden")?;
-        block_says(visit, "running", "Running").await?;
+        block_says(visit, "running", "Running", "slow_picture").await?;
         visit.session.screenshot("running").await;
         stop_and_see_not_run(visit).await?;
         let first = js(
@@ -588,7 +615,7 @@ fn stop_marks_writing_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, Chec
         let writing = format!("document.querySelector('{}[data-state=\"writing\"]')", sel("tool"));
         wait_until(visit.client(), &writing, 30, "a call being written").await?;
         visit.session.screenshot("writing").await;
-        block_says(visit, "writing", "Writing").await?;
+        block_says(visit, "writing", "Writing", "echo").await?;
         stop_and_see_not_run(visit).await?;
         let writing = js(
             visit.client(),

@@ -44,7 +44,8 @@ pub fn cases() -> Vec<Case> {
             "page-refusal-status-only",
             "page-reasoning-labelled-inline",
             "page-reasoning-styled-as-the-answer",
-            "page-key-refusal-without-its-message"
+            "page-key-refusal-without-its-message",
+            "page-refusal-not-said-failed"
         ]
     )]
 }
@@ -158,9 +159,7 @@ async fn refusal_shown(visit: &Visit<'_>, message: &str) -> CheckResult {
     let shown =
         js(visit.client(), &format!("return [...document.querySelectorAll('{}')].pop().textContent;", sel("bubble")))
             .await?;
-    expect(
-        shown.as_str().is_some_and(|s| s.contains(message)),
-        format!("the refusal's message in the bubble: {message:?}"),
-        shown.to_string(),
-    )
+    let shown = shown.as_str().unwrap_or_default();
+    expect(shown.contains(message), format!("the refusal's message in the bubble: {message:?}"), shown)?;
+    expect(shown.to_lowercase().contains("failed"), "the bubble says the request failed", shown)
 }
