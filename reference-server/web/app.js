@@ -131,6 +131,8 @@ el("settings").addEventListener("close", () => {
   renderAll(chatEl, state.messages);
 });
 
+// A turn cut short by a reload or by closing the page is over: its unfinished calls never ran (13.6).
+for (const message of state.messages) if (message.segments) endCalls(message);
 renderAll(chatEl, state.messages); // at the end (13.21): the empty page is at its end until drawn
 discoverModel();
 listTools();

@@ -7,9 +7,10 @@ import { authHeaders } from "./state.js";
 
 const objectUrls = new Map(); // media url -> Promise<object URL>
 
+// A fetch the server refused, with its status (what the note says depends on it).
 export class PictureError extends Error {
   constructor(status) {
-    super("HTTP " + status);
+    super();
     this.status = status;
   }
 }

@@ -34,7 +34,8 @@ export function requestMessages(messages) {
       if (segment.type === "text") {
         flush();
         text += segment.text;
-      } else if (segment.tool.result !== undefined && segment.tool.state !== "skipped") {
+      } else if (segment.tool.state !== "skipped") {
+        // Every call that ended without running is skipped (endCalls), so the rest have results.
         if (calls.length && calls[0].round !== segment.tool.round) flush();
         calls.push(segment.tool);
       }

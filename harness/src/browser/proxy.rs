@@ -59,7 +59,13 @@ pub enum Framing {
         /// How long the stream goes on (keep-alives and all) before it breaks.
         after: std::time::Duration,
     },
+    /// Chat requests answered by the proxy itself, never forwarded: `502 Bad Gateway` with an HTML
+    /// page, as a reverse proxy answers when the server behind it is down.
+    GatewayDown,
 }
+
+/// What [`Framing::GatewayDown`] answers a chat request with.
+pub const GATEWAY_PAGE: &str = "<html><body><h1>502 Bad Gateway</h1></body></html>";
 
 struct Shared {
     upstream: String,
@@ -147,8 +153,17 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         answer: Arc::default(),
     };
     let sink = (parts.method == http::Method::POST).then(|| Arc::clone(&recorded.answer));
+    let chat = parts.method == http::Method::POST && target.starts_with("/v1/chat/completions");
     if let Ok(mut log) = shared.log.lock() {
         log.push(recorded);
+    }
+    if chat && shared.framing == Framing::GatewayDown {
+        if let Some(sink) = &sink
+            && let Ok(mut kept) = sink.lock()
+        {
+            kept.extend_from_slice(GATEWAY_PAGE.as_bytes());
+        }
+        return (StatusCode::BAD_GATEWAY, [(header::CONTENT_TYPE, "text/html")], GATEWAY_PAGE).into_response();
     }
     let mut outgoing = shared.client.request(parts.method.clone(), format!("{}{target}", shared.upstream)).body(body);
     for (name, value) in &parts.headers {

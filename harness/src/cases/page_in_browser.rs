@@ -827,6 +827,7 @@ async fn answer_in_order_at(visit: &Visit<'_>) -> CheckResult {
     }
     expect(text.contains("max_rounds"), "a note in the bubble naming max_rounds (the turn ended at the limit)", text)?;
     expect(!text.to_lowercase().contains("stopped"), "a turn nobody stopped not said to be stopped", text)?;
+    expect(!text.to_lowercase().contains("failed"), "a turn that streamed to its end not said to have failed", text)?;
     no_debris(visit.client(), "after a turn that ended at the limit").await
 }
 

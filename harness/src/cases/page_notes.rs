@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::page_in_browser::{Visit, at_768};
+use super::page_in_browser::{Visit, at_768, at_768_framed};
 use crate::browser::page::{enter_key, idle, js, sel, send, send_pasted, wait_until};
+use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckResult, expect};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -29,25 +30,53 @@ const NOTES: Scenario = own("page-notes", || {
 });
 
 pub fn cases() -> Vec<Case> {
-    vec![case!(
-        "page.reasoning-and-refusals-shown",
-        "13.15",
-        Must,
-        NOTES,
-        "a pass's reasoning is shown in its bubble as it streamed (non-ASCII intact), alone in its element, apart from the answer's text and styled apart from it; a message longer than the context, and one sent with a wrong key, are refused and each bubble shows the refusal's own message",
-        reasoning_and_refusals,
-        [
-            "page-reasoning-hidden",
-            "page-reasoning-mixed-into-the-answer",
-            "page-reasoning-undefined-appended",
-            "page-refusal-silent",
-            "page-refusal-status-only",
-            "page-reasoning-labelled-inline",
-            "page-reasoning-styled-as-the-answer",
-            "page-key-refusal-without-its-message",
-            "page-refusal-not-said-failed"
-        ]
-    )]
+    vec![
+        case!(
+            "page.gateway-refusal-said",
+            "13.15",
+            Must,
+            NOTES,
+            "a chat request answered by a reverse proxy's 502 HTML page (not the JSON error): the bubble says the request failed and gives the status, 502",
+            gateway_refusal,
+            ["page-gateway-refusal-unread"]
+        ),
+        case!(
+            "page.reasoning-and-refusals-shown",
+            "13.15",
+            Must,
+            NOTES,
+            "a pass's reasoning is shown in its bubble as it streamed (non-ASCII intact), alone in its element, apart from the answer's text and styled apart from it; a message longer than the context, and one sent with a wrong key, are refused and each bubble shows the refusal's own message",
+            reasoning_and_refusals,
+            [
+                "page-reasoning-hidden",
+                "page-reasoning-mixed-into-the-answer",
+                "page-reasoning-undefined-appended",
+                "page-refusal-silent",
+                "page-refusal-status-only",
+                "page-reasoning-labelled-inline",
+                "page-reasoning-styled-as-the-answer",
+                "page-key-refusal-without-its-message",
+                "page-refusal-not-said-failed"
+            ]
+        ),
+    ]
+}
+
+async fn gateway_refusal(ctx: Ctx) -> CheckResult {
+    at_768_framed(&ctx, "page.gateway-refusal-said", Framing::GatewayDown, |visit| Box::pin(gateway_refusal_at(visit)))
+        .await
+}
+
+async fn gateway_refusal_at(visit: &Visit<'_>) -> CheckResult {
+    send(visit.client(), "Hallo").await?;
+    let over = format!("{} && document.querySelectorAll('{}').length >= 2", idle(), sel("bubble"));
+    wait_until(visit.client(), &over, 30, "the turn over").await?;
+    let shown =
+        js(visit.client(), &format!("return [...document.querySelectorAll('{}')].pop().textContent;", sel("bubble")))
+            .await?;
+    let shown = shown.as_str().unwrap_or_default();
+    expect(shown.to_lowercase().contains("failed"), "the bubble says the request failed", shown)?;
+    expect(shown.contains("502"), "the bubble gives the status of a refusal that is not the JSON error: 502", shown)
 }
 
 async fn reasoning_and_refusals(ctx: Ctx) -> CheckResult {

@@ -3,7 +3,7 @@
 //! nothing while a turn runs), the model `/health` names, tools only when `GET /mcp` lists some and
 //! the reader has not switched them off — read from the recording proxy; that the end of the
 //! conversation stays in view unless the reader scrolled up; and that a block the reader opened stays
-//! open.
+//! open (and, 13.6, that a reload in the middle of a turn leaves no call running).
 
 use serde_json::{Value, json};
 
@@ -48,9 +48,13 @@ const FOLLOW: Scenario = own("page-follow", || {
     )
 });
 
-/// A call, then a call that runs for seconds, then an answer: the turn streams on after the first block.
+/// A call, then a call that runs for seconds, then an answer; every request starts the scripts over.
 const OPENED: Scenario = own("page-opened", || {
-    page(vec![call("echo", &[("text", "offen")]), call("sleep", &[("seconds", "3")]), answer("OPENED-END")])
+    page(vec![call("echo", &[("text", "offen")]), call("sleep", &[("seconds", "2")]), answer("OPENED-END")]).set(
+        "engine",
+        "restart_per_request",
+        json!(true),
+    )
 });
 
 pub fn cases() -> Vec<Case> {
@@ -102,9 +106,9 @@ pub fn cases() -> Vec<Case> {
             "13.2",
             Must,
             OPENED,
-            "a tool block opened while its turn streams on stays open through the rest of the turn, a later turn and a reload",
+            "a tool block opened while its turn streams on stays open to the turn's end, one opened after it and both through a reload and a later turn; a reload in the middle of that turn leaves none of its calls Running",
             opened_blocks,
-            ["page-opened-blocks-close", "page-opened-blocks-forgotten"]
+            ["page-opened-blocks-close", "page-opened-blocks-forgotten", "page-reload-leaves-calls-running"]
         ),
     ]
 }
@@ -353,19 +357,25 @@ async fn open_block(visit: &Visit<'_>, i: usize) -> CheckResult {
     js(visit.client(), &script).await.map(|_| ())
 }
 
-async fn opened_blocks_at(visit: &Visit<'_>) -> CheckResult {
-    send(visit.client(), "Open it").await?;
-    let first_done = format!(
-        "(() => {{ const t = document.querySelectorAll('{}'); return t.length === 2 && t[0].dataset.state === 'done' && t[1].dataset.state === 'running'; }})()",
+/// A JS expression: the turn's first call done and its second running (in the last bubble).
+fn second_running() -> String {
+    format!(
+        "(() => {{ const t = [...document.querySelectorAll('{}')].pop().querySelectorAll('{}'); \
+         return t.length === 2 && t[0].dataset.state === 'done' && t[1].dataset.state === 'running'; }})()",
+        sel("bubble"),
         sel("tool")
-    );
-    wait_until(visit.client(), &first_done, 30, "the first call done while the second runs").await?;
+    )
+}
+
+async fn opened_blocks_at(visit: &Visit<'_>) -> CheckResult {
+    let read = format!("return {};", open_blocks());
+    send(visit.client(), "Open it").await?;
+    wait_until(visit.client(), &second_running(), 30, "the first call done while the second runs").await?;
     open_block(visit, 0).await?;
     wait_until(visit.client(), &format!("{}[0]", open_blocks()), 5, "the first block open").await?;
     wait_until(visit.client(), &answered("OPENED-END"), 30, "the turn over").await?;
-    let read = format!("return {};", open_blocks());
     expect_eq(
-        "the blocks open (the first opened while the turn streamed on to its end)",
+        "the blocks open once the turn streamed on to its end (the first opened while the second ran)",
         json!([true, false]),
         js(visit.client(), &read).await?,
     )?;
@@ -379,8 +389,35 @@ async fn opened_blocks_at(visit: &Visit<'_>) -> CheckResult {
         json!([true, true]),
         js(visit.client(), &read).await?,
     )?;
-    send(visit.client(), "And now?").await?;
-    let later = format!("document.querySelectorAll('{}').length === 4 && {}", sel("bubble"), idle());
-    wait_until(visit.client(), &later, 30, "a later turn over").await?;
-    expect_eq("the blocks open after a later turn", json!([true, true]), js(visit.client(), &read).await?)
+    // A second turn, cut short by a reload while its second call runs (13.6), a block of it opened.
+    send(visit.client(), "Once more").await?;
+    wait_until(visit.client(), &second_running(), 30, "the next turn's second call running").await?;
+    open_block(visit, 2).await?;
+    wait_until(visit.client(), &format!("{}[2]", open_blocks()), 5, "the next turn's first block open").await?;
+    reload(visit.client()).await?;
+    wait_until(
+        visit.client(),
+        &back.replace("=== 2", ">= 2"),
+        10,
+        "the blocks back after a reload in the middle of a turn",
+    )
+    .await?;
+    let states = format!("return [...document.querySelectorAll('{}')].map(t => t.dataset.state);", sel("tool"));
+    let states = js(visit.client(), &states).await?;
+    expect(
+        states.as_array().into_iter().flatten().all(|s| s != "writing" && s != "running"),
+        "no call still Writing or Running once the page is back from a reload in the middle of its turn",
+        states.to_string(),
+    )?;
+    expect(
+        js(visit.client(), &format!("return {};", idle())).await? == json!(true),
+        "Stop not shown after the reload",
+        "shown",
+    )?;
+    let opened = js(visit.client(), &read).await?;
+    expect_eq(
+        "the first turn's blocks still open after a later turn",
+        json!([true, true]),
+        json!(opened.as_array().map(|a| a[..2.min(a.len())].to_vec())),
+    )
 }
