@@ -424,6 +424,61 @@ mod tests {
         assert_eq!(read_raced(100, Moment::LookedAt, swap_for_fifo), (Err(ImageError::NotAFile), true));
     }
 
+    /// Unmounts what a test mounted, last first, when it ends (however it ends).
+    struct Mounted(Vec<std::path::PathBuf>);
+
+    impl Mounted {
+        fn mount(&mut self, args: &[&std::ffi::OsStr], at: &Path) {
+            let status = std::process::Command::new("mount").args(args).arg(at).status().expect("mount");
+            assert!(status.success(), "mount {args:?} {}: this test mounts two tmpfs, it needs root", at.display());
+            self.0.push(at.to_path_buf());
+        }
+    }
+
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            for at in self.0.iter().rev() {
+                let _ = std::process::Command::new("umount").arg("-l").arg(at).status();
+            }
+        }
+    }
+
+    /// The file swapped for one with its inode number on another filesystem: a second filesystem
+    /// mounted over the picture's folder between the look-up and the open. Only the device number tells
+    /// the two apart (two fresh tmpfs number their files alike: the second file of each is inode 3), so
+    /// the identity check must compare it; the file's path stays the same, so the check of the open
+    /// file's path passes.
+    #[test]
+    fn a_file_swapped_for_its_inode_number_on_another_filesystem_is_refused() {
+        use std::os::unix::fs::MetadataExt;
+        let base = tempfile::tempdir().expect("dir");
+        let (root, other) = (base.path().join("root"), base.path().join("other"));
+        let mut mounted = Mounted(Vec::new());
+        for dir in [&root, &other] {
+            std::fs::create_dir(dir).expect("dir");
+            mounted.mount(&["-t".as_ref(), "tmpfs".as_ref(), "-o".as_ref(), "size=1m".as_ref(), "tmpfs".as_ref()], dir);
+        }
+        std::fs::create_dir(root.join("sub")).expect("sub");
+        std::fs::write(root.join("sub/p.png"), b"the picture looked at").expect("picture");
+        std::fs::write(other.join("first"), b"").expect("first");
+        std::fs::write(other.join("p.png"), b"another filesystem's file").expect("other");
+        let (looked_at, swapped_in) =
+            (root.join("sub/p.png").metadata().expect("meta"), other.join("p.png").metadata().expect("meta"));
+        assert_eq!(looked_at.ino(), swapped_in.ino(), "the two files share an inode number (or this proves nothing)");
+        assert_ne!(looked_at.dev(), swapped_in.dev(), "on two filesystems");
+        let over = root.join("sub");
+        let mount_over = move |_: &Path| {
+            let status =
+                std::process::Command::new("mount").arg("--bind").arg(&other).arg(&over).status().expect("mount");
+            assert!(status.success(), "mount --bind");
+        };
+        RACE.with(|race| *race.borrow_mut() = Some((Moment::LookedAt, Box::new(mount_over))));
+        let read = read_inside(&root, "sub/p.png");
+        mounted.0.push(root.join("sub"));
+        assert!(RACE.with(|race| race.borrow_mut().take().is_none()), "the read got as far as the swap");
+        assert_eq!(read, Err(ImageError::NotAFile));
+    }
+
     /// Magic bytes decide the format: RIFF that is not WebP (a WAVE file) is no accepted format, and
     /// neither is a file too short to hold WebP's header.
     #[test]

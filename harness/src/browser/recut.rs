@@ -129,7 +129,7 @@ impl Framer {
             // for data reads a chunk that is not one.
             out.extend_from_slice(format!("id: 9{}\r\n", self.data_lines).as_bytes());
             let value = data.strip_prefix(b" ").unwrap_or(data);
-            out.extend_from_slice(if self.data_lines % 2 == 0 { b"data:" } else { b"data: " });
+            out.extend_from_slice(if self.data_lines.is_multiple_of(2) { b"data:" } else { b"data: " });
             out.extend_from_slice(value);
         } else {
             out.extend_from_slice(line);

@@ -56,7 +56,8 @@ pub async fn run(
         let outcome = pass(&state, &request, &plan, &prepared, pass_index, &mut own_index, &cancel, &events).await;
         usage.completion_tokens += outcome.completion_tokens;
         pass_index += 1;
-        if outcome.end == PassEnd::Cancelled || cancel.is_cancelled() {
+        // One signal that the client is gone: the token (a pass whose send failed has set it too).
+        if cancel.is_cancelled() {
             running.mark_cancelled();
             return;
         }
@@ -156,8 +157,7 @@ async fn pass(
         outcome.completion_tokens += useful.len();
         let found = parser.feed(useful);
         if !emit(found, request, plan, &mut outcome, &mut open_own, own_index, events).await {
-            outcome.end = PassEnd::Cancelled;
-            return outcome;
+            return client_gone(outcome, cancel);
         }
         if stop.is_some() {
             outcome.end = PassEnd::Stop;
@@ -170,14 +170,21 @@ async fn pass(
     }
     let (rest, unfinished) = parser.finish();
     if !emit(rest, request, plan, &mut outcome, &mut open_own, own_index, events).await {
-        outcome.end = PassEnd::Cancelled;
-        return outcome;
+        return client_gone(outcome, cancel);
     }
     if unfinished {
         // A call the output ends inside is never run (strata-wire C-N1, #211): its start was announced,
         // nothing more is said about it.
         outcome.mcp_calls.retain(|c| c.arguments.is_some());
     }
+    outcome
+}
+
+/// A pass whose events could not be sent: the client's stream is gone, so the whole request is
+/// cancelled (as a failed keep-alive cancels it, `McpRound`) and the pass ends there.
+fn client_gone(mut outcome: PassOutcome, cancel: &CancellationToken) -> PassOutcome {
+    cancel.cancel();
+    outcome.end = PassEnd::Cancelled;
     outcome
 }
 
