@@ -38,12 +38,8 @@ pub trait Engine: Send + Sync + 'static {
     fn generate(&self, request: GenerateRequest, cancel: CancellationToken) -> Generation;
 
     /// The prompts of the most recent passes, oldest first (for tests that read what the model got).
-    fn recent_prompts(&self) -> Vec<Arc<Vec<u32>>> {
-        Vec::new()
-    }
+    fn recent_prompts(&self) -> Vec<Arc<Vec<u32>>>;
 
     /// The embeddings of the most recent passes, oldest first.
-    fn recent_embeddings(&self) -> Vec<Vec<Arc<crate::vision::Embeddings>>> {
-        Vec::new()
-    }
+    fn recent_embeddings(&self) -> Vec<Vec<Arc<crate::vision::Embeddings>>>;
 }

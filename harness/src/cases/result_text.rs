@@ -16,8 +16,11 @@ const PICTURE_FALSE: Scenario =
     own("picture-feature-false", || Setup::mcp(Some(false)).scripts(vec![call("picture", &[]), answer("ok")]));
 const FAIL: Scenario = own("fail", || Setup::mcp(None).scripts(vec![call("fail", &[]), answer("ok")]));
 /// A call the fixture answers with a JSON-RPC error (`picture` of a format it does not make).
+/// A format the fixture does not make, named with characters of two, three and four bytes: the error's
+/// message quotes it.
+const ODD_FORMAT: &str = "tiff-Größe-形式-🖼";
 const RPC_ERROR: Scenario =
-    own("rpc-error", || Setup::mcp(None).scripts(vec![call("picture", &[("format", "tiff")]), answer("ok")]));
+    own("rpc-error", || Setup::mcp(None).scripts(vec![call("picture", &[("format", ODD_FORMAT)]), answer("ok")]));
 /// Calls of `sleep` 5 s and 1 s under `mcp.timeout_s` 1.5 (a value that is not whole: 7.2 writes it as
 /// given): one past the limit, one inside it.
 const SLOW: Scenario = own("slow-call", || {
@@ -110,9 +113,9 @@ pub fn cases() -> Vec<Case> {
             "7.2",
             Must,
             RPC_ERROR,
-            "a tools/call answered with a JSON-RPC error is the result `error: <message> (code <code>)` with ok false, and the answer goes on",
+            "a tools/call answered with a JSON-RPC error is the result `error: <message> (code <code>)` with ok false (the message quoting a format named with characters of 2, 3 and 4 bytes, intact, and chars counting characters), and the answer goes on",
             json_rpc_errors_are_text,
-            ["rpc-error-code-dropped", "errors-fail-request"]
+            ["rpc-error-code-dropped", "rpc-error-ascii-only", "errors-fail-request"]
         ),
         case!(
             "result.call-timeout-is-text",
@@ -169,7 +172,7 @@ async fn json_rpc_errors_are_text(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream)?;
     expect_eq("ok", false, result.ok)?;
     // invalid_params is -32602 in JSON-RPC 2.0 itself; the message is the fixture's.
-    let wanted = format!("error: {} (code -32602)", fixtures::tools::BAD_FORMAT);
+    let wanted = format!("error: {} (code -32602)", fixtures::tools::bad_format(ODD_FORMAT));
     expect_eq("text", wanted.as_str(), result.text.as_str())?;
     expect_eq("chars", wanted.chars().count() as u64, result.chars)?;
     expect_eq("finish_reason", Some("stop"), stream.finish_reason())
