@@ -128,6 +128,17 @@ pub async fn open_every_tool(client: &Client) -> Result<(), CheckError> {
     js(client, &script).await.map(|_| ())
 }
 
+/// Opens every tool block and waits until each shows its result (a `tool-result` inside it).
+pub async fn open_every_tool_with_results(client: &Client) -> Result<(), CheckError> {
+    open_every_tool(client).await?;
+    let results = format!(
+        "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
+        sel("tool"),
+        sel("tool-result")
+    );
+    wait_until(client, &results, 5, "a tool-result in every opened tool block").await
+}
+
 /// Reloads the page.
 pub async fn reload(client: &Client) -> Result<(), CheckError> {
     client

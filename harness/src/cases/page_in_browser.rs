@@ -14,7 +14,7 @@ use crate::browser::driver::{self, Driver};
 use crate::browser::layout::fits;
 use crate::browser::page::{
     KEY_ESCAPE, base64_in_storage, click_mark, downloads, enter_key, idle, js, loaded_pictures, no_debris,
-    open_every_tool, reload, sel, send, shown, stop, type_keys, wait_until,
+    open_every_tool, open_every_tool_with_results, reload, sel, send, shown, stop, type_keys, wait_until,
 };
 use crate::browser::proxy::{Framing, Proxy};
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
@@ -702,13 +702,7 @@ fn contract_marks_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
         let tool = json!({"collapsible": true, "state": "done", "named": true});
         expect_eq("the tool blocks", json!([tool, tool, tool]), facts["tools"].clone())?;
         expect_eq("the pictures (img, a[download])", json!([[1, 1], [1, 1]]), facts["pictures"].clone())?;
-        open_every_tool(visit.client()).await?;
-        let results = format!(
-            "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
-            sel("tool"),
-            sel("tool-result")
-        );
-        wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await?;
+        open_every_tool_with_results(visit.client()).await?;
         key_changed_only_by_save(visit).await?;
         key_sent_as_saved(&visit.proxy.log())
     })

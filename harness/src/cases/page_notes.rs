@@ -141,31 +141,36 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
         format!("both drawn as {}", looks[0]),
     )?;
     let long = vec!["Wort"; LONG_WORDS].join(" ");
-    let before = visit.proxy.log().len();
-    send_pasted(visit.client(), &long).await?;
-    let refused = format!("{} && document.querySelectorAll('{}').length >= 4", idle(), sel("bubble"));
-    wait_until(visit.client(), &refused, 30, "the long message's turn over").await?;
-    let answer = visit.proxy.log()[before..]
-        .iter()
-        .find(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
-        .map(|r| r.answer_text())
-        .unwrap_or_default();
-    let message = serde_json::from_str::<Value>(&answer)
-        .ok()
-        .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
-        .unwrap_or_default();
+    let message = refused_turn(visit, 2, send_pasted(visit.client(), &long)).await?;
     expect(
-        !message.is_empty(),
+        message.is_ok(),
         format!("the {LONG_WORDS}-word message refused with the JSON error of 2.8 (a context of {CONTEXT} tokens)"),
-        answer.chars().take(300).collect::<String>(),
+        message.clone().err().unwrap_or_default(),
     )?;
-    refusal_shown(visit, &message).await?;
+    refusal_shown(visit, &message.unwrap_or_default()).await?;
     // A wrong key: the 401's own message (2.4), not only a word of the page's own.
     enter_key(visit.client(), "not-the-key").await?;
+    let message = refused_turn(visit, 3, send(visit.client(), "Hallo?")).await?;
+    expect(
+        message.is_ok(),
+        "the wrong key refused with the JSON error of 2.4",
+        message.clone().err().unwrap_or_default(),
+    )?;
+    refusal_shown(visit, &message.unwrap_or_default()).await
+}
+
+/// Sends (`sending`) the conversation's turn number `turn` and waits for it to end: the `message` of
+/// the JSON error its chat request was answered with, or what the answer was (its first 300
+/// characters) when it was no JSON error.
+async fn refused_turn(
+    visit: &Visit<'_>,
+    turn: usize,
+    sending: impl std::future::Future<Output = CheckResult>,
+) -> Result<Result<String, String>, crate::case::CheckError> {
     let before = visit.proxy.log().len();
-    send(visit.client(), "Hallo?").await?;
-    let refused = format!("{} && document.querySelectorAll('{}').length >= 6", idle(), sel("bubble"));
-    wait_until(visit.client(), &refused, 30, "the turn sent with a wrong key over").await?;
+    sending.await?;
+    let over = format!("{} && document.querySelectorAll('{}').length >= {}", idle(), sel("bubble"), 2 * turn);
+    wait_until(visit.client(), &over, 30, &format!("turn {turn} over")).await?;
     let answer = visit.proxy.log()[before..]
         .iter()
         .find(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
@@ -174,13 +179,8 @@ async fn reasoning_and_refusals_at(visit: &Visit<'_>) -> CheckResult {
     let message = serde_json::from_str::<Value>(&answer)
         .ok()
         .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
-        .unwrap_or_default();
-    expect(
-        !message.is_empty(),
-        "the wrong key refused with the JSON error of 2.4",
-        answer.chars().take(300).collect::<String>(),
-    )?;
-    refusal_shown(visit, &message).await
+        .filter(|m| !m.is_empty());
+    Ok(message.ok_or_else(|| answer.chars().take(300).collect()))
 }
 
 /// The last bubble shows the refusal's `message`.

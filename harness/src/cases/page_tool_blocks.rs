@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::common::call;
 use super::page_in_browser::{ECHOED, Visit, at_768, page};
-use crate::browser::page::{js, no_debris, open_every_tool, sel, send, tools_settled, wait_until};
+use crate::browser::page::{js, no_debris, open_every_tool_with_results, sel, send, tools_settled, wait_until};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::cases::case;
 use crate::context::Ctx;
@@ -106,13 +106,7 @@ async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
         sel("tool-name")
     );
     let collapsed = js(visit.client(), &read).await?;
-    open_every_tool(visit.client()).await?;
-    let results = format!(
-        "[...document.querySelectorAll('{}')].every(t => t.querySelector('{}'))",
-        sel("tool"),
-        sel("tool-result")
-    );
-    wait_until(visit.client(), &results, 5, "a tool-result in every opened tool block").await?;
+    open_every_tool_with_results(visit.client()).await?;
     no_debris(visit.client(), "the tool blocks, opened").await?;
     let opened = js(visit.client(), &read).await?;
     let said = calls_said(visit);
