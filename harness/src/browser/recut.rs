@@ -3,8 +3,10 @@
 //! space after `data:` on every other line, an `id:` before each data line, a comment and an
 //! `event:` line between events, a `retry:` first — and delivered in pieces: a character of two to
 //! four bytes cut after its first byte, and a CR cut from its LF, each piece its own network write a
-//! little after the one before (so the browser reads them apart). A page must show what it shows for
-//! the server's own framing. And [`break_after`]: a stream that is lost half-way (SPEC 13.6).
+//! little after the one before (so the browser reads them apart). After the server's first event it
+//! adds three a page must skip: a `call` and a `result` for a call never started, and an event of a
+//! kind no server sends yet. A page must show what it shows for the server's own framing. And
+//! [`break_after`]: a stream that is lost half-way (SPEC 13.6).
 
 use std::time::Duration;
 
@@ -18,6 +20,14 @@ const PIECE_GAP: Duration = Duration::from_millis(15);
 
 /// What the stream starts with, before the server's first line.
 const PREAMBLE: &str = "retry: 3000\r\n: framed again by mediacheck\r\n";
+
+/// The events added after the server's first (each a `data:` line and its blank line): a call and a
+/// result for an id no `start` announced, and an event kind of a newer server.
+const UNEXPECTED: [&str; 3] = [
+    r#"{"choices":[{"index":0,"delta":{},"finish_reason":null}],"strata_mcp":{"event":"call","id":"mediacheck-never-started","name":"fake__echo","server":"fake","tool":"echo","arguments":{},"round":1}}"#,
+    r#"{"choices":[{"index":0,"delta":{},"finish_reason":null}],"strata_mcp":{"event":"result","id":"mediacheck-never-started","ok":true,"text":"UNEXPECTED-RESULT","chars":17,"truncated":false,"ms":1}}"#,
+    r#"{"choices":[{"index":0,"delta":{},"finish_reason":null}],"strata_mcp":{"event":"progress","id":"mediacheck-never-started","max_rounds":7}}"#,
+];
 
 /// The upstream body `upstream`, framed again; ends where it ends (an upstream error ends it early).
 pub fn recut<S, E>(upstream: S) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static
@@ -97,6 +107,7 @@ where
 struct Framer {
     pending: Vec<u8>,
     data_lines: usize,
+    added_unexpected: bool,
 }
 
 impl Framer {
@@ -119,8 +130,16 @@ impl Framer {
     fn frame(&mut self, line: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         if line.is_empty() {
-            // The end of an event, then a comment and an event type for the next one.
-            out.extend_from_slice(b"\r\n: re-framed\r\nevent: message\r\n");
+            // The end of an event (after the first, the unexpected ones), then a comment and an event
+            // type for the next one.
+            out.extend_from_slice(b"\r\n");
+            if self.data_lines == 1 && !self.added_unexpected {
+                self.added_unexpected = true;
+                for event in UNEXPECTED {
+                    out.extend_from_slice(format!("data: {event}\r\n\r\n").as_bytes());
+                }
+            }
+            out.extend_from_slice(b": re-framed\r\nevent: message\r\n");
             return out;
         }
         if let Some(data) = line.strip_prefix(b"data:") {
@@ -175,7 +194,10 @@ mod tests {
             text,
             [
                 "id: 91\r\ndata: {\"a\":1}\r\n",
-                "\r\n: re-framed\r\nevent: message\r\n",
+                &format!(
+                    "\r\n{}: re-framed\r\nevent: message\r\n",
+                    super::UNEXPECTED.iter().map(|e| format!("data: {e}\r\n\r\n")).collect::<String>()
+                ),
                 "id: 92\r\ndata:[DONE]\r\n",
                 ": keep-alive\r\n"
             ]

@@ -62,13 +62,14 @@ pub fn cases() -> Vec<Case> {
             "13.16",
             Must,
             FRAMED,
-            "through a proxy that frames the event stream again (CR LF, id:/event:/retry: fields and comments, data: with and without its space, each character of 2-4 bytes cut across two network reads): the reasoning, the text before and after the tool block and the echoed result shown whole, non-ASCII intact",
+            "through a proxy that frames the event stream again (CR LF, id:/event:/retry: fields and comments, data: with and without its space, each character of 2-4 bytes cut across two network reads) and adds a call and a result for a call never started and an event of an unknown kind: the reasoning, the text before and after the tool block and the echoed result shown whole, non-ASCII intact, one tool block, nothing of the unexpected events",
             stream_read_in_any_framing,
             [
                 "page-stream-characters-split",
                 "page-stream-every-field-read",
                 "page-stream-data-space-required",
-                "page-stream-events-split-on-blank-lf"
+                "page-stream-events-split-on-blank-lf",
+                "page-stream-unknown-calls-break-the-turn"
             ]
         ),
     ]
@@ -101,6 +102,12 @@ async fn framed_turn(visit: &Visit<'_>) -> CheckResult {
     .await?;
     let text = facts["text"].as_str().unwrap_or_default();
     expect(!text.contains('\u{FFFD}'), "no U+FFFD in the answer (a character cut between reads decoded whole)", text)?;
+    expect(!text.contains("UNEXPECTED-RESULT"), "nothing shown of a result for a call never started", text)?;
+    expect(
+        !text.to_lowercase().contains("failed"),
+        "the turn not said to have failed (the unexpected events skipped)",
+        text,
+    )?;
     for (what, wanted) in [
         ("the reasoning", REASONING),
         ("the text before the call", BEFORE),
