@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 use super::common::{answer, call};
 use super::page_in_browser::{Visit, at_768, page};
 use crate::browser::page::{
-    KEY_ENTER, KEY_RELEASE, KEY_SHIFT, click_mark, idle, js, reload, sel, send, shown, tools_settled, type_keys,
-    wait_until,
+    KEY_ENTER, KEY_RELEASE, KEY_SHIFT, click_mark, enter_key, idle, js, reload, sel, send, shown, tools_settled,
+    type_keys, wait_until,
 };
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::cases::case;
 use crate::context::Ctx;
-use crate::scenario::{Scenario, Setup, own};
+use crate::scenario::{HARNESS_KEY, Scenario, Setup, own};
 
 /// The model the server reports, and the only one whose scripts answer with [`MODEL_END`].
 const MODEL: &str = "seiten-modell";
@@ -92,13 +92,16 @@ pub fn cases() -> Vec<Case> {
             "13.21",
             Must,
             FOLLOW,
-            "a 70-line answer streamed slowly ends in view; opened again, the page opens at the end; scrolled to the top, sending shows the end; scrolled up while a turn streams, the page stays where the reader put it",
+            "a 70-line answer streamed slowly ends in view; opened again, the page opens at the end; scrolled to the top, sending shows the end; scrolled up while a turn streams (to the top, and 201 px above the end), the page stays where the reader put it, and 40 px above the end it follows; a key saved while scrolled up leaves the page where it is",
             end_in_view,
             [
                 "page-end-not-followed",
                 "page-opens-at-the-top",
                 "page-send-does-not-show-the-end",
-                "page-follows-a-reader-who-scrolled-up"
+                "page-follows-a-reader-who-scrolled-up",
+                "page-follows-only-at-the-very-end",
+                "page-follows-from-far-above",
+                "page-redraw-scrolls-to-the-end"
             ]
         ),
         case!(
@@ -333,7 +336,65 @@ async fn end_in_view_at(visit: &Visit<'_>) -> CheckResult {
             "the page left where the reader scrolled while the answer streamed (the first bubble's top at {top:.0} px)"
         ),
         format!("at {now:.0} px"),
+    )?;
+    // The band's two edges: 40 px above the end is "there" (followed), 201 px is "scrolled up" (left).
+    for (turn, above, followed) in [(3, NEAR_THE_END_PX, true), (4, SCROLLED_UP_PX, false)] {
+        send(visit.client(), "Weiter").await?;
+        let streaming =
+            format!("!({}) && document.querySelectorAll('{}').length === {}", idle(), sel("bubble"), 2 * turn);
+        wait_until(visit.client(), &streaming, 10, &format!("answer {turn} streaming")).await?;
+        let top = scroll_above_the_end(visit, above).await?;
+        wait_until(visit.client(), &answered("FOLLOW-END"), 30, &format!("answer {turn} over")).await?;
+        if followed {
+            let shown = js(visit.client(), &format!("return {};", end_shown())).await?;
+            expect_eq(
+                &format!("the end in view once the answer streamed, the reader {above} px above the end as it began"),
+                json!(true),
+                shown,
+            )?;
+        } else {
+            let now = first_bubble_top(visit).await?;
+            expect(
+                (now - top).abs() <= 2.0,
+                format!(
+                    "the page left where it was, the reader {above} px above the end as the answer streamed (the first bubble's top at {top:.0} px)"
+                ),
+                format!("at {now:.0} px"),
+            )?;
+        }
+    }
+    // Drawn again by a saved key, with the reader scrolled up: the page stays where the reader is.
+    // The settings opened first, so that a button the driver scrolls to does not move the page.
+    if !shown(visit.client(), "api-key").await? {
+        click_mark(visit.client(), "open-settings").await?;
+        let field_shown = format!("document.querySelector('{}').getClientRects().length > 0", sel("api-key"));
+        wait_until(visit.client(), &field_shown, 5, "the key field shown").await?;
+    }
+    let top = scroll_up(visit).await?;
+    enter_key(visit.client(), HARNESS_KEY).await?;
+    wait_until(visit.client(), "!document.querySelector('dialog[open]')", 5, "the settings closed").await?;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await; // a redraw that waits a moment
+    let now = first_bubble_top(visit).await?;
+    expect(
+        (now - top).abs() <= 2.0,
+        format!("the page left where the reader was once a key was saved (the first bubble's top at {top:.0} px)"),
+        format!("at {now:.0} px"),
     )
+}
+
+/// Within this many CSS pixels of the end the reader is "there" (13.21 says 40).
+const NEAR_THE_END_PX: u32 = 40;
+/// Further than this above the end the reader has "scrolled up" (13.21 says more than 200).
+const SCROLLED_UP_PX: u32 = 201;
+
+/// Scrolls to `above` px above the end of the page; where the first bubble then is.
+async fn scroll_above_the_end(visit: &Visit<'_>, above: u32) -> Result<f64, CheckError> {
+    let script = format!(
+        "window.scrollTo(0, document.documentElement.scrollHeight - window.innerHeight - {above}); \
+         return document.querySelector('{}').getBoundingClientRect().top;",
+        sel("bubble")
+    );
+    Ok(js(visit.client(), &script).await?.as_f64().unwrap_or(f64::NAN))
 }
 
 async fn opened_blocks(ctx: Ctx) -> CheckResult {
