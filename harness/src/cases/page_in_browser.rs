@@ -63,13 +63,15 @@ pub(super) const ECHOED: &str = "Grüße, 日本 ECHO-CANARY";
 /// Text before the first call, and text the next pass writes before its own call.
 const BEFORE: &str = "Zuerst: café ① BEFORE";
 const AFTER: &str = "Danach: 日本 AFTER";
-/// A round of one call with text before it, then a pass with text and a call past `max_rounds` 1.
+/// A round of one call with text before it, then a pass with text and a call past `max_rounds` 1; a
+/// token at a time, 3 ms apart, so each text reaches the page in many chunks, as a model writes it.
 const ANSWER: Scenario = own("page-answer", || {
     page(vec![
         call("echo", &[("text", "one")]).replacen("Let me check.", BEFORE, 1),
         call("echo", &[("text", "two")]).replacen("Let me check.", AFTER, 1),
     ])
     .set("mcp", "max_rounds", json!(1))
+    .set("engine", "delay_ms", json!(3))
 });
 
 pub fn cases() -> Vec<Case> {
@@ -79,9 +81,14 @@ pub fn cases() -> Vec<Case> {
             "13.13",
             Must,
             ANSWER,
-            "text before a call above its block and text after it below, non-ASCII intact, and a turn ended at the limit says so with a note naming max_rounds",
+            "text before a call above its block and text after it below, each streamed a token at a time and shown as one piece, non-ASCII intact, and a turn ended at the limit says so with a note naming max_rounds",
             answer_in_order,
-            ["page-text-after-tools-lost", "page-limit-silent", "page-answers-said-stopped"]
+            [
+                "page-text-after-tools-lost",
+                "page-limit-silent",
+                "page-answers-said-stopped",
+                "page-text-split-at-every-chunk"
+            ]
         ),
         case!(
             "page.pictures-outside-collapsed-details",
