@@ -69,7 +69,8 @@ pub fn cases() -> Vec<Case> {
                 "page-stream-every-field-read",
                 "page-stream-data-space-required",
                 "page-stream-events-split-on-blank-lf",
-                "page-stream-unknown-calls-break-the-turn"
+                "page-stream-unknown-calls-break-the-turn",
+                "page-unknown-events-read-as-limit"
             ]
         ),
     ]
@@ -106,6 +107,11 @@ async fn framed_turn(visit: &Visit<'_>) -> CheckResult {
     expect(
         !text.to_lowercase().contains("failed"),
         "the turn not said to have failed (the unexpected events skipped)",
+        text,
+    )?;
+    expect(
+        !text.contains("max_rounds"),
+        "no note naming max_rounds: the turn did not reach the limit (13.13), and an event of an unknown kind that carries a max_rounds is not the limit's",
         text,
     )?;
     for (what, wanted) in [
