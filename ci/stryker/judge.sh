@@ -35,10 +35,16 @@ if [ -n "${__STRYKER_ACTIVE_MUTANT__:-}" ]; then
 fi
 
 judge_once() {
-    MEDIACHECK_PAGE_WIDTHS="$1" MEDIACHECK_PAGE_WAIT_S=15 "$bin/mediacheck" run --only "$2" --fail-fast --seed 1 --json "$report" \
+    # In a process group of its own, ended whole afterwards: a mutant that hangs the page (a loop that
+    # never yields) leaves its Chromium renderer spinning after mediacheck gives up on it, and a few of
+    # those slow every later verdict down.
+    MEDIACHECK_PAGE_WIDTHS="$1" MEDIACHECK_PAGE_WAIT_S=15 setsid "$bin/mediacheck" run --only "$2" --fail-fast --seed 1 --json "$report" \
         --screenshots "$page/screenshots" \
         --spawn "$bin/reference-server --config {config} --port {port} {scripts} --web-dir $page" \
-        >/dev/null 2>&1
+        >/dev/null 2>&1 &
+    local group=$!
+    wait "$group"
+    kill -KILL -- "-$group" 2>/dev/null
     python3 - "$report" <<'PY'
 import json, sys
 try:
