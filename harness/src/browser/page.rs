@@ -69,16 +69,7 @@ pub async fn shown(client: &Client, name: &str) -> Result<bool, CheckError> {
 /// Enters the key the way a user does: opens the settings when the key field is not shown, types the
 /// key, keeps it.
 pub async fn enter_key(client: &Client, key: &str) -> Result<(), CheckError> {
-    if !shown(client, "api-key").await? {
-        click(client, "open-settings").await?;
-        wait_until(
-            client,
-            &format!("document.querySelector('{}').getClientRects().length > 0", sel("api-key")),
-            5,
-            "the key field to show",
-        )
-        .await?;
-    }
+    open_settings(client).await?;
     let field = find(client, "api-key").await?;
     let typed = async {
         field.clear().await?;
@@ -86,6 +77,16 @@ pub async fn enter_key(client: &Client, key: &str) -> Result<(), CheckError> {
     };
     typed.await.map_err(|e| CheckError::Fail { expected: "to type the key".into(), actual: e.to_string() })?;
     click(client, "save-key").await
+}
+
+/// Opens the settings when the key field is not shown, and waits for the field.
+pub async fn open_settings(client: &Client) -> Result<(), CheckError> {
+    if shown(client, "api-key").await? {
+        return Ok(());
+    }
+    click(client, "open-settings").await?;
+    let field_shown = format!("document.querySelector('{}').getClientRects().length > 0", sel("api-key"));
+    wait_until(client, &field_shown, 5, "the key field to show").await
 }
 
 /// Types a message and sends it.

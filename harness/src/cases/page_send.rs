@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::common::{answer, call};
 use super::page_in_browser::{Visit, at_768, page};
 use crate::browser::page::{
-    KEY_ENTER, KEY_RELEASE, KEY_SHIFT, click_mark, enter_key, idle, js, reload, sel, send, shown, tools_settled,
-    type_keys, wait_until,
+    KEY_ENTER, KEY_RELEASE, KEY_SHIFT, click_mark, enter_key, idle, js, open_settings, reload, sel, send, shown,
+    tools_settled, type_keys, wait_until,
 };
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::cases::case;
@@ -319,21 +319,12 @@ async fn end_in_view_at(visit: &Visit<'_>) -> CheckResult {
     .await?;
     // Drawn again by a saved key, with the reader scrolled up: the page stays where the reader is.
     // The settings opened first, so that a button the driver scrolls to does not move the page.
-    if !shown(visit.client(), "api-key").await? {
-        click_mark(visit.client(), "open-settings").await?;
-        let field_shown = format!("document.querySelector('{}').getClientRects().length > 0", sel("api-key"));
-        wait_until(visit.client(), &field_shown, 5, "the key field shown").await?;
-    }
+    open_settings(visit.client()).await?;
     let top = scroll_up(visit).await?;
     enter_key(visit.client(), HARNESS_KEY).await?;
     wait_until(visit.client(), "!document.querySelector('dialog[open]')", 5, "the settings closed").await?;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await; // a redraw that waits a moment
-    let now = first_bubble_top(visit).await?;
-    expect(
-        (now - top).abs() <= 2.0,
-        format!("the page left where the reader was once a key was saved (the first bubble's top at {top:.0} px)"),
-        format!("at {now:.0} px"),
-    )?;
+    stayed(visit, top, "once a key was saved").await?;
     // The band's two edges: 40 px above the end is "there" (followed), 201 px is "scrolled up" (left).
     for (turn, above, followed) in [(2, NEAR_THE_END_PX, true), (3, SCROLLED_UP_PX, false)] {
         send(visit.client(), "Weiter").await?;
@@ -350,14 +341,7 @@ async fn end_in_view_at(visit: &Visit<'_>) -> CheckResult {
                 shown,
             )?;
         } else {
-            let now = first_bubble_top(visit).await?;
-            expect(
-                (now - top).abs() <= 2.0,
-                format!(
-                    "the page left where it was, the reader {above} px above the end as the answer streamed (the first bubble's top at {top:.0} px)"
-                ),
-                format!("at {now:.0} px"),
-            )?;
+            stayed(visit, top, &format!("the reader {above} px above the end as the answer streamed")).await?;
         }
     }
     // Opened anew, not reloaded: a reload puts the page back where it was.
@@ -372,12 +356,15 @@ async fn end_in_view_at(visit: &Visit<'_>) -> CheckResult {
     wait_until(visit.client(), &streaming, 10, "the fourth answer streaming").await?;
     let top = scroll_up(visit).await?;
     wait_until(visit.client(), &answered("FOLLOW-END"), 30, "the fourth answer over").await?;
+    stayed(visit, top, "scrolled up while the answer streamed").await
+}
+
+/// The page left where it was `when`: the first bubble's top still at `top` (within 2 px).
+async fn stayed(visit: &Visit<'_>, top: f64, when: &str) -> CheckResult {
     let now = first_bubble_top(visit).await?;
     expect(
         (now - top).abs() <= 2.0,
-        format!(
-            "the page left where the reader scrolled while the answer streamed (the first bubble's top at {top:.0} px)"
-        ),
+        format!("the page left where the reader was, {when} (the first bubble's top at {top:.0} px)"),
         format!("at {now:.0} px"),
     )
 }
