@@ -28,6 +28,7 @@ mod page_replay;
 mod page_send;
 mod page_stream;
 mod page_tool_blocks;
+mod page_walk;
 mod process;
 mod references;
 mod result_text;

@@ -1,7 +1,11 @@
 //! What a check gets: a client for the server under test, and what the harness itself set up and can
 //! observe from outside — the configuration folder (the picture cache is beside it), its own fixture MCP
-//! server's log, restarting the server, and starting server processes for configuration cases.
+//! server's log, restarting the server, and starting server processes for configuration cases; and
+//! [`Group`], what the cases run on one server share.
 
+use std::any::Any;
+use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,6 +29,49 @@ pub struct Ctx {
     pub fixture_stage: Option<Stage>,
     pub(crate) instance: Option<Arc<Mutex<Instance>>>,
     pub(crate) target: Target,
+    /// The cases run on this server with this one, and what they compute once for all.
+    pub group: Group,
+}
+
+/// The cases a run gives one server (one scenario group, in order), and what one of them computes
+/// for all: a page tour walked once, say, in whose states each case then reads its own rule.
+#[derive(Clone, Default)]
+pub struct Group {
+    cases: Arc<[&'static str]>,
+    computed: Arc<std::sync::Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>>,
+}
+
+impl Group {
+    /// A group of the cases `ids`.
+    pub fn of(ids: impl IntoIterator<Item = &'static str>) -> Self {
+        Group { cases: ids.into_iter().collect(), computed: Arc::default() }
+    }
+
+    /// Whether the case `id` is run in this group.
+    pub fn holds(&self, id: &str) -> bool {
+        self.cases.contains(&id)
+    }
+
+    /// The value named `name`: computed by the first case that asks (the others wait for it), then
+    /// shared. A computation cut short (its case timed out) is started again by the next case.
+    pub async fn once<T, F, Fut>(&self, name: &'static str, compute: F) -> Arc<T>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = T>,
+    {
+        type Cell<T> = tokio::sync::OnceCell<Arc<T>>;
+        let cell = {
+            let mut computed = self.computed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let slot = computed.entry(name).or_insert_with(|| Arc::new(Cell::<T>::new()));
+            match Arc::clone(slot).downcast::<Cell<T>>() {
+                Ok(cell) => cell,
+                // Another type under this name: a slot of this type of its own, not shared.
+                Err(_) => Arc::new(Cell::<T>::new()),
+            }
+        };
+        cell.get_or_init(|| async { Arc::new(compute().await) }).await.clone()
+    }
 }
 
 impl Ctx {
@@ -114,5 +161,45 @@ impl Ctx {
     /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.
     pub async fn launch_with(&self, file: crate::target::ConfigFile, port: Option<u16>) -> Result<Launch, CheckError> {
         self.target.launch_with(file, port).await.map_err(|e| CheckError::NotRun(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn a_group_holds_the_cases_it_was_made_of() {
+        let group = Group::of(["page.a", "page.b"]);
+        assert!(group.holds("page.a") && group.holds("page.b"));
+        assert!(!group.holds("page.c") && !group.holds("page"));
+    }
+
+    #[tokio::test]
+    async fn once_computes_a_name_once_for_every_case_that_asks_at_the_same_time() {
+        let group = Group::of(["page.a", "page.b", "page.c"]);
+        let runs = AtomicUsize::new(0);
+        let compute = || async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            41
+        };
+        let (a, b, c) =
+            tokio::join!(group.once("walk", compute), group.once("walk", compute), group.once("walk", compute));
+        assert_eq!((*a, *b, *c), (41, 41, 41));
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        let other = group.once("another walk", || async { 7 }).await;
+        assert_eq!(*other, 7, "a second name is computed on its own");
+        let again = group.once("walk", || async { 0 }).await;
+        assert_eq!(*again, 41, "a name computed once is not computed again");
+    }
+
+    #[tokio::test]
+    async fn another_type_under_a_taken_name_is_computed_apart() {
+        let group = Group::default();
+        assert_eq!(*group.once("walk", || async { 3_u32 }).await, 3);
+        assert_eq!(*group.once("walk", || async { "text" }).await, "text");
     }
 }

@@ -142,6 +142,7 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
             fixture_stage: None,
             instance: None,
             target: target.clone(),
+            group: crate::context::Group::of(cases.iter().map(|c| c.id)),
         };
         let mut verdicts = Vec::new();
         for case in cases {
@@ -167,6 +168,7 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
         instance.fixture_stage.clone(),
     );
     let shared = Arc::new(Mutex::new(instance));
+    let group = crate::context::Group::of(cases.iter().map(|c| c.id));
     let mut verdicts: Vec<Verdict> = Vec::new();
     for case in cases {
         if let Some(failed) =
@@ -184,6 +186,7 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
             fixture_stage: ctx_base.3.clone(),
             instance: restartable.then(|| Arc::clone(&shared)),
             target: target.clone(),
+            group: group.clone(),
         };
         verdicts.push(run_case(case, ctx).await);
     }

@@ -64,6 +64,19 @@ pub fn keep_screenshots(dir: PathBuf) {
     let _ = SCREENSHOTS.set(dir);
 }
 
+/// Copies the screenshots kept for the case `from` to the case `to`'s folder (cases that share one
+/// walk through the page each get its pictures); nothing when none are kept.
+pub fn share_screenshots(from: &str, to: &str) {
+    let Some(root) = SCREENSHOTS.get() else { return };
+    let Ok(shots) = std::fs::read_dir(root.join(from)) else { return };
+    if std::fs::create_dir_all(root.join(to)).is_err() {
+        return;
+    }
+    for shot in shots.flatten() {
+        let _ = std::fs::copy(shot.path(), root.join(to).join(shot.file_name()));
+    }
+}
+
 /// The run's chromedriver, started on first use.
 pub async fn driver() -> Result<Arc<Driver>, CheckError> {
     let mut slot = DRIVER.lock().await;

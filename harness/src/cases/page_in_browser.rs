@@ -1,4 +1,4 @@
-//! SPEC 13.2–13.6 in a real browser: headless Chromium at 320, 390, 640, 768 and 1280 px, loading the
+//! SPEC 13.2–13.4, 13.6 and 13.7 in a real browser (13.5 is in `page_layout`, on its tour): headless Chromium at 320, 390, 640, 768 and 1280 px, loading the
 //! page from a recording proxy in front of the server, finding things only by the page contract of
 //! 13.7. Each width gets a fresh browser and a restarted server (the mock engine's scripts start over;
 //! the picture cache stays). Expected picture names are computed here from the fixture's pictures.
@@ -9,18 +9,18 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::common::{answer, call};
+use super::page_walk::{Verdicts, Walk, judged};
 use crate::browser::Session;
 use crate::browser::driver::{self, Driver};
-use crate::browser::layout::fits;
 use crate::browser::page::{
     KEY_ESCAPE, base64_in_storage, click_mark, downloads, enter_key, idle, js, loaded_pictures, no_debris,
-    open_every_tool, open_every_tool_with_results, reload, sel, send, shown, stop, type_keys, wait_until,
+    open_every_tool_with_results, reload, sel, send, shown, stop, type_keys, wait_until,
 };
 use crate::browser::proxy::{Framing, Proxy};
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::cases::case;
 use crate::context::Ctx;
-use crate::scenario::{HARNESS_KEY, Scenario, Setup, own};
+use crate::scenario::{HARNESS_KEY, Reach, Scenario, Serving, Setup, own};
 
 /// How long a reloaded page (loopback, pictures from the cache) may take to show what it had: the
 /// reference takes well under a second; a page that never shows it fails here, not at 30 s.
@@ -40,8 +40,15 @@ pub(super) fn page(scripts: Vec<String>) -> Setup {
     Setup::mcp(Some(true)).with_key().scripts(scripts)
 }
 
+fn pictures() -> Setup {
+    page(vec![pictures_and_more(), answer("Here are the pictures, and more.")])
+}
+/// One server for the four cases that share [`THE_PICTURES_WALK`]: the first walks it (restarting the
+/// server for each width), the others read what it found.
 const PICTURES: Scenario =
-    own("page-pictures", || page(vec![pictures_and_more(), answer("Here are the pictures, and more.")]));
+    Scenario { name: "page-pictures", build: pictures, serving: Serving::Shared(Reach::Configured) };
+/// The same, a server of its own for 13.7's marks.
+const CONTRACT: Scenario = own("page-contract", pictures);
 const GONE: Scenario = own("page-gone", || {
     page(vec![pictures_and_more(), answer("Here are the pictures, and more."), answer("Still here.")])
 });
@@ -168,19 +175,10 @@ pub fn cases() -> Vec<Case> {
             "page.contract-marks",
             "13.7",
             Must,
-            PICTURES,
+            CONTRACT,
             "the page marks the key field and its save control, the message box, Send, bubbles, tool blocks (with a valid data-state, name and result) and pictures, and sends the key exactly as saved (Bearer and the key; no header before a key is saved)",
             contract_marks,
             ["page-unmarked", "page-bearer-without-a-key", "page-key-saved-by-escape", "page-key-untrimmed"]
-        ),
-        case!(
-            "page.fits-every-width",
-            "13.5",
-            Must,
-            PICTURES,
-            "at every width, collapsed and expanded: the document is never wider than the viewport and every picture, tool block, name and result stays inside its bubble",
-            fits_every_width,
-            ["page-overflows"]
         ),
     ]
 }
@@ -261,7 +259,7 @@ pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCh
     Ok(())
 }
 
-async fn open<'a>(
+pub(super) async fn open<'a>(
     ctx: &'a Ctx,
     driver: &Driver,
     case: &'static str,
@@ -284,7 +282,7 @@ async fn open<'a>(
     Ok(visit)
 }
 
-fn at_width(error: CheckError, width: u32) -> CheckError {
+pub(super) fn at_width(error: CheckError, width: u32) -> CheckError {
     match error {
         CheckError::Fail { expected, actual } => {
             CheckError::Fail { expected: format!("at {width} px: {expected}"), actual }
@@ -303,131 +301,146 @@ fn expected_names() -> Vec<String> {
         .collect()
 }
 
-fn pictures_outside_details_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
+/// The walk the four cases of [`PICTURES`] share, at each width: a turn with two pictures, then each
+/// open case's check in turn — the pictures outside the collapsed blocks, nothing in storage (and a
+/// plain reload), the pictures back after a reload with the HTTP cache emptied (and in a new tab),
+/// and last the key in a header on every request so far.
+const THE_PICTURES_WALK: Walk = Walk {
+    name: "page pictures walk",
+    cases: &[OUTSIDE_DETAILS, NO_BASE64_STORED, BACK_AFTER_RELOAD, KEY_IN_A_HEADER],
+    steps: pictures_walk,
+};
+const OUTSIDE_DETAILS: &str = "page.pictures-outside-collapsed-details";
+const KEY_IN_A_HEADER: &str = "page.pictures-fetched-with-the-key-in-a-header";
+const NO_BASE64_STORED: &str = "page.storage-holds-no-base64";
+const BACK_AFTER_RELOAD: &str = "page.reload-brings-pictures-back";
+
+fn pictures_walk<'a>(visit: &'a Visit<'a>, verdicts: &'a mut Verdicts) -> BoxFuture<'a, CheckResult> {
     Box::pin(async move {
         visit.turn_with_pictures("Show me two pictures", 2).await?;
         visit.session.screenshot("pictures").await;
-        let facts = js(
-            visit.client(),
-            &format!(
-                r#"const tools = [...document.querySelectorAll('{tool}')];
-                const open = (t) => t.tagName === 'DETAILS' ? t.open : t.getAttribute('aria-expanded') === 'true';
-                return {{
-                    tools: tools.length,
-                    collapsed: tools.every(t => !open(t)),
-                    pictures: [...document.querySelectorAll('{picture}')].map(p => ({{
-                        insideTool: !!p.closest('{tool}'),
-                        imgs: [...p.querySelectorAll('img')].map(i => i.src.startsWith('blob:')),
-                        links: [...p.querySelectorAll('a[download]')].map(a => a.href.startsWith('blob:')),
-                    }})),
-                }};"#,
-                tool = sel("tool"),
-                picture = sel("picture"),
-            ),
-        )
-        .await?;
-        expect_eq("tool blocks", Some(3), facts["tools"].as_u64())?;
-        expect_eq("every tool block collapsed", Some(true), facts["collapsed"].as_bool())?;
-        let wanted = json!({"insideTool": false, "imgs": [true], "links": [true]});
-        expect_eq("each picture", json!([wanted, wanted]), facts["pictures"].clone())?;
-        let links = downloads(visit.client()).await?;
-        for (hash, name, _) in &links {
-            expect_eq("a download's name: the picture's own, <sha256>.png", format!("{hash}.png"), name.clone())?;
-        }
-        let mut hashes: Vec<String> = links.into_iter().map(|(hash, _, _)| format!("{hash}.png")).collect();
-        hashes.sort();
-        let mut names = expected_names();
-        names.sort();
-        expect_eq("the downloads' SHA-256, as picture names", names, hashes)
-    })
-}
-
-fn key_in_a_header_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
-    Box::pin(async move {
-        visit.turn_with_pictures("Show me two pictures", 2).await?;
-        let log = visit.proxy.log();
-        let media: Vec<_> = log.iter().filter(|r| r.target.starts_with("/tool-media/")).collect();
-        expect(media.len() >= 2, "at least 2 picture requests", format!("{} of them", media.len()))?;
-        for request in &media {
-            let bearer = request.authorization.as_deref().is_some_and(|a| {
-                a.split_once(' ')
-                    .is_some_and(|(scheme, key)| scheme.eq_ignore_ascii_case("bearer") && key == HARNESS_KEY)
-            });
-            let header = request.api_key.as_deref() == Some(HARNESS_KEY);
-            expect(
-                bearer || header,
-                "the key in Authorization: Bearer or x-api-key",
-                format!("{} {}", request.method, request.target),
-            )?;
-        }
-        for request in &log {
-            expect(
-                !request.target.contains(HARNESS_KEY),
-                "no URL carrying the key",
-                format!("{} {}", request.method, request.target),
-            )?;
-        }
+        verdicts.check(OUTSIDE_DETAILS, "", || outside_details(visit)).await;
+        verdicts.check(NO_BASE64_STORED, "", || no_base64_stored(visit)).await;
+        verdicts.check(BACK_AFTER_RELOAD, "", || pictures_back_after_reload(visit)).await;
+        verdicts.check(KEY_IN_A_HEADER, "", || key_only_in_headers(visit)).await;
         Ok(())
     })
 }
 
-fn no_base64_in_storage_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
-    Box::pin(async move {
-        visit.turn_with_pictures("Show me two pictures", 2).await?;
-        expect_eq(
-            "base64 runs in storage after the turn",
-            Vec::<String>::new(),
-            base64_in_storage(visit.client()).await?,
-        )?;
-        // 13.3 names where the conversation is kept: there, with the pictures' references.
-        let kept = js(visit.client(), "return localStorage.getItem('strata.chat') || '';").await?;
-        let kept = kept.as_str().unwrap_or_default();
-        for name in visit.media_names() {
-            expect(
-                kept.contains(&name),
-                format!("localStorage[\"strata.chat\"] holding the reference to {name}"),
-                kept.chars().take(200).collect::<String>(),
-            )?;
-        }
-        reload(visit.client()).await?;
-        wait_until(
-            visit.client(),
-            &format!("{} === 2", loaded_pictures()),
-            AFTER_RELOAD_S,
-            "2 pictures after the reload",
-        )
-        .await?;
-        expect_eq(
-            "base64 runs in storage after a reload",
-            Vec::<String>::new(),
-            base64_in_storage(visit.client()).await?,
-        )
-    })
+/// `async fn $case(ctx)`: the case `$id`, read on [`THE_PICTURES_WALK`].
+macro_rules! pictures_walk_cases {
+    ($($case:ident = $id:ident;)*) => {
+        $(async fn $case(ctx: Ctx) -> CheckResult {
+            judged(&ctx, &THE_PICTURES_WALK, $id, 1).await
+        })*
+    };
 }
 
-fn reload_brings_pictures_back_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
-    Box::pin(async move {
-        visit.turn_with_pictures("Show me two pictures", 2).await?;
-        let before = visit.proxy.log().len();
-        visit.session.clear_http_cache().await?;
-        reload(visit.client()).await?;
-        wait_until(
-            visit.client(),
-            &format!("{} === 2", loaded_pictures()),
-            AFTER_RELOAD_S,
-            "2 pictures shown after the reload",
-        )
+pictures_walk_cases! {
+    pictures_outside_details = OUTSIDE_DETAILS;
+    key_in_a_header = KEY_IN_A_HEADER;
+    no_base64_in_storage = NO_BASE64_STORED;
+    reload_brings_pictures_back = BACK_AFTER_RELOAD;
+}
+
+async fn outside_details(visit: &Visit<'_>) -> CheckResult {
+    let facts = js(
+        visit.client(),
+        &format!(
+            r#"const tools = [...document.querySelectorAll('{tool}')];
+            const open = (t) => t.tagName === 'DETAILS' ? t.open : t.getAttribute('aria-expanded') === 'true';
+            return {{
+                tools: tools.length,
+                collapsed: tools.every(t => !open(t)),
+                pictures: [...document.querySelectorAll('{picture}')].map(p => ({{
+                    insideTool: !!p.closest('{tool}'),
+                    imgs: [...p.querySelectorAll('img')].map(i => i.src.startsWith('blob:')),
+                    links: [...p.querySelectorAll('a[download]')].map(a => a.href.startsWith('blob:')),
+                }})),
+            }};"#,
+            tool = sel("tool"),
+            picture = sel("picture"),
+        ),
+    )
+    .await?;
+    expect_eq("tool blocks", Some(3), facts["tools"].as_u64())?;
+    expect_eq("every tool block collapsed", Some(true), facts["collapsed"].as_bool())?;
+    let wanted = json!({"insideTool": false, "imgs": [true], "links": [true]});
+    expect_eq("each picture", json!([wanted, wanted]), facts["pictures"].clone())?;
+    let links = downloads(visit.client()).await?;
+    for (hash, name, _) in &links {
+        expect_eq("a download's name: the picture's own, <sha256>.png", format!("{hash}.png"), name.clone())?;
+    }
+    let mut hashes: Vec<String> = links.into_iter().map(|(hash, _, _)| format!("{hash}.png")).collect();
+    hashes.sort();
+    let mut names = expected_names();
+    names.sort();
+    expect_eq("the downloads' SHA-256, as picture names", names, hashes)
+}
+
+async fn key_only_in_headers(visit: &Visit<'_>) -> CheckResult {
+    let log = visit.proxy.log();
+    let media: Vec<_> = log.iter().filter(|r| r.target.starts_with("/tool-media/")).collect();
+    expect(media.len() >= 2, "at least 2 picture requests", format!("{} of them", media.len()))?;
+    for request in &media {
+        let bearer = request.authorization.as_deref().is_some_and(|a| {
+            a.split_once(' ').is_some_and(|(scheme, key)| scheme.eq_ignore_ascii_case("bearer") && key == HARNESS_KEY)
+        });
+        let header = request.api_key.as_deref() == Some(HARNESS_KEY);
+        expect(
+            bearer || header,
+            "the key in Authorization: Bearer or x-api-key",
+            format!("{} {}", request.method, request.target),
+        )?;
+    }
+    for request in &log {
+        expect(
+            !request.target.contains(HARNESS_KEY),
+            "no URL carrying the key",
+            format!("{} {}", request.method, request.target),
+        )?;
+    }
+    Ok(())
+}
+
+async fn no_base64_stored(visit: &Visit<'_>) -> CheckResult {
+    expect_eq("base64 runs in storage after the turn", Vec::<String>::new(), base64_in_storage(visit.client()).await?)?;
+    // 13.3 names where the conversation is kept: there, with the pictures' references.
+    let kept = js(visit.client(), "return localStorage.getItem('strata.chat') || '';").await?;
+    let kept = kept.as_str().unwrap_or_default();
+    for name in visit.media_names() {
+        expect(
+            kept.contains(&name),
+            format!("localStorage[\"strata.chat\"] holding the reference to {name}"),
+            kept.chars().take(200).collect::<String>(),
+        )?;
+    }
+    reload(visit.client()).await?;
+    wait_until(visit.client(), &format!("{} === 2", loaded_pictures()), AFTER_RELOAD_S, "2 pictures after the reload")
         .await?;
-        visit.session.screenshot("reloaded").await;
-        let fetched = visit.proxy.log()[before..].iter().filter(|r| r.target.starts_with("/tool-media/")).count();
-        expect(fetched >= 2, "the pictures fetched again after the reload", format!("{fetched} picture requests"))?;
-        let links = downloads(visit.client()).await?;
-        expect_eq("download links", 2, links.len())?;
-        for (_, _, href) in &links {
-            expect(href.starts_with("blob:"), "a blob: download link", href.clone())?;
-        }
-        in_a_new_tab(visit).await
-    })
+    expect_eq("base64 runs in storage after a reload", Vec::<String>::new(), base64_in_storage(visit.client()).await?)
+}
+
+async fn pictures_back_after_reload(visit: &Visit<'_>) -> CheckResult {
+    let before = visit.proxy.log().len();
+    visit.session.clear_http_cache().await?;
+    reload(visit.client()).await?;
+    wait_until(
+        visit.client(),
+        &format!("{} === 2", loaded_pictures()),
+        AFTER_RELOAD_S,
+        "2 pictures shown after the reload",
+    )
+    .await?;
+    visit.session.screenshot("reloaded").await;
+    let fetched = visit.proxy.log()[before..].iter().filter(|r| r.target.starts_with("/tool-media/")).count();
+    expect(fetched >= 2, "the pictures fetched again after the reload", format!("{fetched} picture requests"))?;
+    let links = downloads(visit.client()).await?;
+    expect_eq("download links", 2, links.len())?;
+    for (_, _, href) in &links {
+        expect(href.starts_with("blob:"), "a blob: download link", href.clone())?;
+    }
+    in_a_new_tab(visit).await
 }
 
 /// The conversation is the browser's, not the tab's: a new tab of the same browser shows it, pictures
@@ -633,24 +646,6 @@ fn stop_marks_writing_not_run_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, Chec
     })
 }
 
-fn fits_every_width_at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
-    Box::pin(async move {
-        visit.turn_with_pictures("Show me two pictures", 2).await?;
-        visit.session.screenshot("collapsed").await;
-        fits(visit.client(), visit.session.width).await?;
-        open_every_tool(visit.client()).await?;
-        wait_until(
-            visit.client(),
-            &format!("document.querySelectorAll('{}').length > 0", sel("tool-result")),
-            5,
-            "the results shown",
-        )
-        .await?;
-        visit.session.screenshot("expanded").await;
-        fits(visit.client(), visit.session.width).await
-    })
-}
-
 /// The contract's marks (SPEC 13.7), read once at 768 px: what every other page case relies on.
 async fn contract_marks(ctx: Ctx) -> CheckResult {
     at_768(&ctx, "page.contract-marks", contract_marks_at).await
@@ -852,12 +847,7 @@ macro_rules! every_width_cases {
 }
 
 every_width_cases! {
-    pictures_outside_details = "page.pictures-outside-collapsed-details", pictures_outside_details_at;
-    key_in_a_header = "page.pictures-fetched-with-the-key-in-a-header", key_in_a_header_at;
-    no_base64_in_storage = "page.storage-holds-no-base64", no_base64_in_storage_at;
-    reload_brings_pictures_back = "page.reload-brings-pictures-back", reload_brings_pictures_back_at;
     gone_picture = "page.gone-picture-note-and-next-turn", gone_picture_at;
     stop_marks_not_run = "page.stop-marks-calls-not-run", stop_marks_not_run_at;
     stop_marks_writing_not_run = "page.stop-marks-writing-calls-not-run", stop_marks_writing_not_run_at;
-    fits_every_width = "page.fits-every-width", fits_every_width_at;
 }

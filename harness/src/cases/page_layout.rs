@@ -1,20 +1,23 @@
-//! SPEC 13.8–13.12 in a real browser: accessibility, target size, cut text, readable text, and
-//! pictures' aspect ratio and text alternatives, at 320, 390, 640, 768 and 1280 px. Each case takes the
-//! page through one tour — a turn with two pictures, a tool with a very long name, a 6,000-character
-//! result and a failed call; every tool block opened; a picture deleted from the cache and the page
-//! reloaded; a slow call running, then stopped — and checks its one rule in each state, with a
-//! screenshot of each (`<case>/<width>-<state>.png`).
+//! SPEC 13.5 and 13.8–13.12 in a real browser: fitting the width, accessibility, target size, cut
+//! text, readable text, and pictures' aspect ratio and text alternatives, at 320, 390, 640, 768 and
+//! 1280 px. The page is taken through one tour — a turn with two pictures, a tool with a very long
+//! name, a 6,000-character result and a failed call; every tool block opened; a picture deleted from
+//! the cache and the page reloaded; a slow call running, then stopped — once for all six cases (they
+//! share one server): in each state every case's rule is checked, and each case then reads its own
+//! verdicts. Screenshots of each state (`<case>/<width>-<state>.png`) are kept for every case.
 
 use futures::future::BoxFuture;
 
 use super::common::{answer, call};
-use super::page_in_browser::{Visit, at_every_width, page};
+use super::page_in_browser::{Visit, page};
+use super::page_walk::{Verdicts, Walk, judged};
+use crate::browser::layout::fits;
 use crate::browser::page::{idle, open_every_tool, sel, send, stop as click_stop, wait_until};
 use crate::browser::rules;
-use crate::case::{Case, CheckError, CheckResult};
+use crate::case::{Case, CheckResult};
 use crate::cases::case;
 use crate::context::Ctx;
-use crate::scenario::{Scenario, own};
+use crate::scenario::{Reach, Scenario, Serving};
 
 /// The states of the tour, in order (the screenshots' step names).
 pub const STATES: [&str; 5] = ["collapsed", "expanded", "picture-gone", "running", "stopped"];
@@ -30,17 +33,32 @@ fn everything() -> String {
     ])
 }
 
-const TOUR: Scenario = own("page-layout", || {
-    page(vec![
-        everything(),
-        answer("Here are the pictures, a long name, a long result and a failure."),
-        call("slow_picture", &[("seconds", "60")]),
-        answer("Done."),
-    ])
-});
+/// One server for the six cases: the first walks the tour (restarting it for each width), the others
+/// read what it found.
+const TOUR: Scenario = Scenario {
+    name: "page-layout",
+    build: || {
+        page(vec![
+            everything(),
+            answer("Here are the pictures, a long name, a long result and a failure."),
+            call("slow_picture", &[("seconds", "60")]),
+            answer("Done."),
+        ])
+    },
+    serving: Serving::Shared(Reach::Configured),
+};
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case!(
+            "page.fits-every-width",
+            "13.5",
+            Must,
+            TOUR,
+            "at every width, in every state of the tour: the document is never wider than the viewport and every picture, tool block, name and result stays inside its bubble",
+            fits_every_width,
+            ["page-overflows"]
+        ),
         case!(
             "page.layout.accessible",
             "13.8",
@@ -89,9 +107,10 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-/// A rule of 13.8–13.12, checked at one moment.
+/// A rule of 13.5 and 13.8–13.12, checked at one moment.
 #[derive(Clone, Copy)]
 enum Rule {
+    Fits,
     Accessible,
     Targets,
     NoCutText,
@@ -99,9 +118,21 @@ enum Rule {
     Pictures,
 }
 
+/// Each rule and the case that reads it.
+const RULES: [(Rule, &str); 6] = [
+    (Rule::Fits, "page.fits-every-width"),
+    (Rule::Accessible, "page.layout.accessible"),
+    (Rule::Targets, "page.layout.targets-large-enough"),
+    (Rule::NoCutText, "page.layout.no-cut-text"),
+    (Rule::ReadableText, "page.layout.readable-text"),
+    (Rule::Pictures, "page.layout.pictures-true-and-described"),
+];
+
 impl Rule {
-    async fn holds(self, client: &fantoccini::Client) -> CheckResult {
+    async fn holds(self, visit: &Visit<'_>) -> CheckResult {
+        let client = visit.client();
         match self {
+            Rule::Fits => fits(client, visit.session.width).await,
             Rule::Accessible => rules::accessible(client).await,
             Rule::Targets => rules::targets_large_enough(client).await,
             Rule::NoCutText => rules::no_cut_text(client).await,
@@ -111,20 +142,31 @@ impl Rule {
     }
 }
 
-/// Screenshots this state and checks the rule in it.
-async fn in_state(visit: &Visit<'_>, rule: Rule, state: &str) -> CheckResult {
+/// The tour the six cases share.
+const THE_TOUR: Walk = Walk { name: "page.layout tour", cases: &RULES_CASES, steps: tour_steps };
+const RULES_CASES: [&str; 6] = [RULES[0].1, RULES[1].1, RULES[2].1, RULES[3].1, RULES[4].1, RULES[5].1];
+
+/// Screenshots `state` and checks every open case's rule in it. Whether any case is still open.
+async fn in_state(visit: &Visit<'_>, verdicts: &mut Verdicts, state: &'static str) -> bool {
     visit.session.screenshot(state).await;
-    rule.holds(visit.client()).await.map_err(|error| match error {
-        CheckError::Fail { expected, actual } => CheckError::Fail { expected: format!("{state}: {expected}"), actual },
-        not_run => not_run,
-    })
+    for (rule, id) in RULES {
+        verdicts.check(id, state, || rule.holds(visit)).await;
+    }
+    verdicts.any_open()
 }
 
-/// The tour, with `rule` checked in each of [`STATES`].
-async fn tour(visit: &Visit<'_>, rule: Rule) -> CheckResult {
+fn tour_steps<'a>(visit: &'a Visit<'a>, verdicts: &'a mut Verdicts) -> BoxFuture<'a, CheckResult> {
+    Box::pin(tour(visit, verdicts))
+}
+
+/// The tour at one width, every open case's rule checked in each of [`STATES`]; it ends early when
+/// no case is left open.
+async fn tour(visit: &Visit<'_>, verdicts: &mut Verdicts) -> CheckResult {
     let client = visit.client();
     visit.turn_with_pictures("Show me everything", 2).await?;
-    in_state(visit, rule, STATES[0]).await?;
+    if !in_state(visit, verdicts, STATES[0]).await {
+        return Ok(());
+    }
 
     open_every_tool(client).await?;
     let opened = format!(
@@ -133,37 +175,42 @@ async fn tour(visit: &Visit<'_>, rule: Rule) -> CheckResult {
         sel("tool-result")
     );
     wait_until(client, &opened, 5, "a result in every opened tool block").await?;
-    in_state(visit, rule, STATES[1]).await?;
+    if !in_state(visit, verdicts, STATES[1]).await {
+        return Ok(());
+    }
 
     visit.first_picture_gone().await?;
-    in_state(visit, rule, STATES[2]).await?;
+    if !in_state(visit, verdicts, STATES[2]).await {
+        return Ok(());
+    }
 
     send(client, "Take your time").await?;
     let running = format!("document.querySelector('{}[data-state=\"running\"]')", sel("tool"));
     wait_until(client, &running, 30, "a running call").await?;
-    in_state(visit, rule, STATES[3]).await?;
+    if !in_state(visit, verdicts, STATES[3]).await {
+        return Ok(());
+    }
     click_stop(client).await?;
     let stopped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
     wait_until(client, &stopped, 10, "the call marked Not run and Stop gone").await?;
-    in_state(visit, rule, STATES[4]).await
+    in_state(visit, verdicts, STATES[4]).await;
+    Ok(())
 }
 
-/// `async fn $case(ctx)`: the case `$id`, the tour with `$rule` at every width.
+/// `async fn $case(ctx)`: the case `$id`, its rule read in each state of the shared tour.
 macro_rules! tour_cases {
-    ($($case:ident = $id:literal, $rule:ident;)*) => {
+    ($($case:ident = $id:literal;)*) => {
         $(async fn $case(ctx: Ctx) -> CheckResult {
-            fn at<'a>(visit: &'a Visit<'a>) -> BoxFuture<'a, CheckResult> {
-                Box::pin(tour(visit, Rule::$rule))
-            }
-            at_every_width(&ctx, $id, at).await
+            judged(&ctx, &THE_TOUR, $id, STATES.len()).await
         })*
     };
 }
 
 tour_cases! {
-    accessible = "page.layout.accessible", Accessible;
-    targets = "page.layout.targets-large-enough", Targets;
-    no_cut_text = "page.layout.no-cut-text", NoCutText;
-    readable_text = "page.layout.readable-text", ReadableText;
-    pictures = "page.layout.pictures-true-and-described", Pictures;
+    fits_every_width = "page.fits-every-width";
+    accessible = "page.layout.accessible";
+    targets = "page.layout.targets-large-enough";
+    no_cut_text = "page.layout.no-cut-text";
+    readable_text = "page.layout.readable-text";
+    pictures = "page.layout.pictures-true-and-described";
 }
