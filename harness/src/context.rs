@@ -47,9 +47,9 @@ impl Group {
         Group { cases: ids.into_iter().collect(), computed: Arc::default() }
     }
 
-    /// Whether the case `id` is run in this group.
-    pub fn holds(&self, id: &str) -> bool {
-        self.cases.contains(&id)
+    /// The group's cases, in the order they run.
+    pub fn cases(&self) -> &[&'static str] {
+        &self.cases
     }
 
     /// The value named `name`: computed by the first case that asks (the others wait for it), then
@@ -173,8 +173,9 @@ mod tests {
     #[test]
     fn a_group_holds_the_cases_it_was_made_of() {
         let group = Group::of(["page.a", "page.b"]);
-        assert!(group.holds("page.a") && group.holds("page.b"));
-        assert!(!group.holds("page.c") && !group.holds("page"));
+        assert!(group.cases().contains(&"page.a") && group.cases().contains(&"page.b"));
+        assert!(!group.cases().contains(&"page.c") && !group.cases().contains(&"page"));
+        assert_eq!(group.cases(), ["page.a", "page.b"], "in the order they run");
     }
 
     #[tokio::test]

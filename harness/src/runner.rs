@@ -134,6 +134,7 @@ pub async fn run_at_once(
 
 async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdict> {
     let scenario = cases[0].scenario;
+    let group = crate::context::Group::of(cases.iter().map(|c| c.id));
     if !scenario.server() {
         let ctx = Ctx {
             http: Http::new("http://127.0.0.1:1", None),
@@ -142,7 +143,7 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
             fixture_stage: None,
             instance: None,
             target: target.clone(),
-            group: crate::context::Group::of(cases.iter().map(|c| c.id)),
+            group,
         };
         let mut verdicts = Vec::new();
         for case in cases {
@@ -168,7 +169,6 @@ async fn with_instance(target: &Target, cases: &[Case], stop: Stop) -> Vec<Verdi
         instance.fixture_stage.clone(),
     );
     let shared = Arc::new(Mutex::new(instance));
-    let group = crate::context::Group::of(cases.iter().map(|c| c.id));
     let mut verdicts: Vec<Verdict> = Vec::new();
     for case in cases {
         if let Some(failed) =

@@ -1,7 +1,8 @@
-//! SPEC 13.2–13.4, 13.6 and 13.7 in a real browser (13.5 is in `page_layout`, on its tour): headless Chromium at 320, 390, 640, 768 and 1280 px, loading the
-//! page from a recording proxy in front of the server, finding things only by the page contract of
-//! 13.7. Each width gets a fresh browser and a restarted server (the mock engine's scripts start over;
-//! the picture cache stays). Expected picture names are computed here from the fixture's pictures.
+//! SPEC 13.2–13.4, 13.6 and 13.7 in a real browser (13.5 is `page_layout`'s, on its tour): headless
+//! Chromium at 320, 390, 640, 768 and 1280 px, loading the page from a recording proxy in front of
+//! the server, finding things only by the page contract of 13.7. Each width gets a fresh browser and a
+//! restarted server (the mock engine's scripts start over; the picture cache stays). Expected picture
+//! names are computed here from the fixture's pictures.
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::common::{answer, call};
-use super::page_walk::{Verdicts, Walk, judged};
+use super::page_walk::{Verdicts, Walk, at_every_width, judged};
 use crate::browser::Session;
 use crate::browser::driver::{self, Driver};
 use crate::browser::page::{
@@ -40,6 +41,7 @@ pub(super) fn page(scripts: Vec<String>) -> Setup {
     Setup::mcp(Some(true)).with_key().scripts(scripts)
 }
 
+/// Two pictures and more (see [`pictures_and_more`]), then an answer.
 fn pictures() -> Setup {
     page(vec![pictures_and_more(), answer("Here are the pictures, and more.")])
 }
@@ -242,23 +244,6 @@ fn gone_settled() -> String {
 
 pub(super) type WidthCheck = for<'a> fn(&'a Visit<'a>) -> BoxFuture<'a, CheckResult>;
 
-/// Runs `check` at every width, each in a fresh browser on a restarted server.
-pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
-    let widths = driver::widths().map_err(CheckError::NotRun)?;
-    let driver = driver::driver().await?;
-    for (i, width) in widths.into_iter().enumerate() {
-        let http = if i == 0 { ctx.http.clone() } else { ctx.restart().await? };
-        let visit = open(ctx, &driver, case, width, http.base(), Framing::AsServed).await?;
-        let outcome = check(&visit).await;
-        if outcome.is_err() {
-            visit.session.screenshot("failed").await;
-        }
-        visit.session.close().await;
-        outcome.map_err(|error| at_width(error, width))?;
-    }
-    Ok(())
-}
-
 pub(super) async fn open<'a>(
     ctx: &'a Ctx,
     driver: &Driver,
@@ -304,12 +289,9 @@ fn expected_names() -> Vec<String> {
 /// The walk the four cases of [`PICTURES`] share, at each width: a turn with two pictures, then each
 /// open case's check in turn — the pictures outside the collapsed blocks, nothing in storage (and a
 /// plain reload), the pictures back after a reload with the HTTP cache emptied (and in a new tab),
-/// and last the key in a header on every request so far.
-const THE_PICTURES_WALK: Walk = Walk {
-    name: "page pictures walk",
-    cases: &[OUTSIDE_DETAILS, NO_BASE64_STORED, BACK_AFTER_RELOAD, KEY_IN_A_HEADER],
-    steps: pictures_walk,
-};
+/// and last the key in a header on every request so far. Each check after the first starts with a
+/// reload of its own or only reads the proxy's log, so one that fails leaves nothing the next needs.
+const THE_PICTURES_WALK: Walk = Walk { name: "page pictures walk", steps: pictures_walk };
 const OUTSIDE_DETAILS: &str = "page.pictures-outside-collapsed-details";
 const KEY_IN_A_HEADER: &str = "page.pictures-fetched-with-the-key-in-a-header";
 const NO_BASE64_STORED: &str = "page.storage-holds-no-base64";

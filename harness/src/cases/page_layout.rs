@@ -118,17 +118,23 @@ enum Rule {
     Pictures,
 }
 
-/// Each rule and the case that reads it.
-const RULES: [(Rule, &str); 6] = [
-    (Rule::Fits, "page.fits-every-width"),
-    (Rule::Accessible, "page.layout.accessible"),
-    (Rule::Targets, "page.layout.targets-large-enough"),
-    (Rule::NoCutText, "page.layout.no-cut-text"),
-    (Rule::ReadableText, "page.layout.readable-text"),
-    (Rule::Pictures, "page.layout.pictures-true-and-described"),
-];
+/// Every rule, in the order the tour checks them.
+const RULES: [Rule; 6] =
+    [Rule::Fits, Rule::Accessible, Rule::Targets, Rule::NoCutText, Rule::ReadableText, Rule::Pictures];
 
 impl Rule {
+    /// The case that reads this rule.
+    fn case(self) -> &'static str {
+        match self {
+            Rule::Fits => "page.fits-every-width",
+            Rule::Accessible => "page.layout.accessible",
+            Rule::Targets => "page.layout.targets-large-enough",
+            Rule::NoCutText => "page.layout.no-cut-text",
+            Rule::ReadableText => "page.layout.readable-text",
+            Rule::Pictures => "page.layout.pictures-true-and-described",
+        }
+    }
+
     async fn holds(self, visit: &Visit<'_>) -> CheckResult {
         let client = visit.client();
         match self {
@@ -143,30 +149,25 @@ impl Rule {
 }
 
 /// The tour the six cases share.
-const THE_TOUR: Walk = Walk { name: "page.layout tour", cases: &RULES_CASES, steps: tour_steps };
-const RULES_CASES: [&str; 6] = [RULES[0].1, RULES[1].1, RULES[2].1, RULES[3].1, RULES[4].1, RULES[5].1];
+const THE_TOUR: Walk = Walk { name: "page.layout tour", steps: tour_steps };
 
-/// Screenshots `state` and checks every open case's rule in it. Whether any case is still open.
-async fn in_state(visit: &Visit<'_>, verdicts: &mut Verdicts, state: &'static str) -> bool {
+/// Screenshots `state` and checks every open case's rule in it.
+async fn in_state(visit: &Visit<'_>, verdicts: &mut Verdicts, state: &'static str) {
     visit.session.screenshot(state).await;
-    for (rule, id) in RULES {
-        verdicts.check(id, state, || rule.holds(visit)).await;
+    for rule in RULES {
+        verdicts.check(rule.case(), state, || rule.holds(visit)).await;
     }
-    verdicts.any_open()
 }
 
 fn tour_steps<'a>(visit: &'a Visit<'a>, verdicts: &'a mut Verdicts) -> BoxFuture<'a, CheckResult> {
     Box::pin(tour(visit, verdicts))
 }
 
-/// The tour at one width, every open case's rule checked in each of [`STATES`]; it ends early when
-/// no case is left open.
+/// The tour at one width, every open case's rule checked in each of [`STATES`].
 async fn tour(visit: &Visit<'_>, verdicts: &mut Verdicts) -> CheckResult {
     let client = visit.client();
     visit.turn_with_pictures("Show me everything", 2).await?;
-    if !in_state(visit, verdicts, STATES[0]).await {
-        return Ok(());
-    }
+    in_state(visit, verdicts, STATES[0]).await;
 
     open_every_tool(client).await?;
     let opened = format!(
@@ -175,21 +176,15 @@ async fn tour(visit: &Visit<'_>, verdicts: &mut Verdicts) -> CheckResult {
         sel("tool-result")
     );
     wait_until(client, &opened, 5, "a result in every opened tool block").await?;
-    if !in_state(visit, verdicts, STATES[1]).await {
-        return Ok(());
-    }
+    in_state(visit, verdicts, STATES[1]).await;
 
     visit.first_picture_gone().await?;
-    if !in_state(visit, verdicts, STATES[2]).await {
-        return Ok(());
-    }
+    in_state(visit, verdicts, STATES[2]).await;
 
     send(client, "Take your time").await?;
     let running = format!("document.querySelector('{}[data-state=\"running\"]')", sel("tool"));
     wait_until(client, &running, 30, "a running call").await?;
-    if !in_state(visit, verdicts, STATES[3]).await {
-        return Ok(());
-    }
+    in_state(visit, verdicts, STATES[3]).await;
     click_stop(client).await?;
     let stopped = format!("{} && document.querySelector('{}[data-state=\"skipped\"]')", idle(), sel("tool"));
     wait_until(client, &stopped, 10, "the call marked Not run and Stop gone").await?;
@@ -199,18 +194,18 @@ async fn tour(visit: &Visit<'_>, verdicts: &mut Verdicts) -> CheckResult {
 
 /// `async fn $case(ctx)`: the case `$id`, its rule read in each state of the shared tour.
 macro_rules! tour_cases {
-    ($($case:ident = $id:literal;)*) => {
+    ($($case:ident = $rule:ident;)*) => {
         $(async fn $case(ctx: Ctx) -> CheckResult {
-            judged(&ctx, &THE_TOUR, $id, STATES.len()).await
+            judged(&ctx, &THE_TOUR, Rule::$rule.case(), STATES.len()).await
         })*
     };
 }
 
 tour_cases! {
-    fits_every_width = "page.fits-every-width";
-    accessible = "page.layout.accessible";
-    targets = "page.layout.targets-large-enough";
-    no_cut_text = "page.layout.no-cut-text";
-    readable_text = "page.layout.readable-text";
-    pictures = "page.layout.pictures-true-and-described";
+    fits_every_width = Fits;
+    accessible = Accessible;
+    targets = Targets;
+    no_cut_text = NoCutText;
+    readable_text = ReadableText;
+    pictures = Pictures;
 }

@@ -3,14 +3,15 @@
 //! checks there, and each case then reads its own verdict — its first failure, with the width, as if
 //! it had walked alone — at the cost of one browser and one server restart a width instead of one
 //! per case. A case the run does not hold is not checked; a walk step that fails (the page did not do
-//! what the next point needs) fails every case still open.
+//! what the next point needs) fails every case still open. A case that walks alone
+//! ([`at_every_width`]) is a walk of one.
 
 use std::collections::HashMap;
 use std::future::Future;
 
 use futures::future::BoxFuture;
 
-use super::page_in_browser::{Visit, at_width, open};
+use super::page_in_browser::{Visit, WidthCheck, at_width, open};
 use crate::browser::driver;
 use crate::browser::proxy::Framing;
 use crate::case::{CheckError, CheckResult};
@@ -18,6 +19,9 @@ use crate::context::Ctx;
 
 /// The walk at one width: its steps, each case's checks among them through [`Verdicts::check`].
 pub(super) type Steps = for<'a> fn(&'a Visit<'a>, &'a mut Verdicts) -> BoxFuture<'a, CheckResult>;
+
+/// [`Steps`], or a closure that does the same.
+type StepsFn = dyn for<'a> Fn(&'a Visit<'a>, &'a mut Verdicts) -> BoxFuture<'a, CheckResult> + Send + Sync;
 
 /// Which cases are still open on the walk, and what each has found so far.
 pub(super) struct Verdicts {
@@ -29,13 +33,13 @@ pub(super) struct Verdicts {
 
 impl Verdicts {
     /// Whether any case is still open (a walk with none left ends).
-    pub(super) fn any_open(&self) -> bool {
+    fn any_open(&self) -> bool {
         !self.open.is_empty()
     }
 
     /// Runs `check` for the case `id` when it is open; a failure closes it, named with the width and
-    /// `point` (the state the page was in). Whether any case is still open.
-    pub(super) async fn check<F, Fut>(&mut self, id: &'static str, point: &str, check: F) -> bool
+    /// `point` (the state the page was in).
+    pub(super) async fn check<F, Fut>(&mut self, id: &'static str, point: &str, check: F)
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = CheckResult>,
@@ -52,7 +56,6 @@ impl Verdicts {
                 self.close(id, at_width(error, self.width));
             }
         }
-        self.any_open()
     }
 
     fn close(&mut self, id: &'static str, error: CheckError) {
@@ -77,8 +80,9 @@ struct Walked {
     found: Result<Verdicts, CheckError>,
 }
 
-/// Walks `steps` at every width for those of `cases` the group holds, `case` naming the screenshots.
-async fn walk(ctx: &Ctx, case: &'static str, cases: &[&'static str], steps: Steps) -> Walked {
+/// Walks `steps` at every width for the cases `wanted`, `case` naming the screenshots (one named
+/// `failed` at a width where a case failed).
+async fn walk(ctx: &Ctx, case: &'static str, wanted: Vec<&'static str>, steps: &StepsFn) -> Walked {
     let widths = match driver::widths() {
         Ok(widths) => widths,
         Err(why) => return Walked { by: case, widths: 0, found: Err(CheckError::NotRun(why)) },
@@ -87,7 +91,6 @@ async fn walk(ctx: &Ctx, case: &'static str, cases: &[&'static str], steps: Step
         Ok(driver) => driver,
         Err(error) => return Walked { by: case, widths: widths.len(), found: Err(error) },
     };
-    let wanted = cases.iter().copied().filter(|id| ctx.group.holds(id)).collect();
     let mut verdicts = Verdicts { width: 0, open: wanted, failed: HashMap::new(), checked: HashMap::new() };
     for (i, width) in widths.iter().copied().enumerate() {
         verdicts.width = width;
@@ -98,9 +101,12 @@ async fn walk(ctx: &Ctx, case: &'static str, cases: &[&'static str], steps: Step
         };
         match visit {
             Ok(visit) => {
+                let failed_before = verdicts.failed.len();
                 if let Err(error) = steps(&visit, &mut verdicts).await {
-                    visit.session.screenshot("failed").await;
                     verdicts.all_fail(error);
+                }
+                if verdicts.failed.len() > failed_before {
+                    visit.session.screenshot("failed").await;
                 }
                 visit.session.close().await;
             }
@@ -113,10 +119,30 @@ async fn walk(ctx: &Ctx, case: &'static str, cases: &[&'static str], steps: Step
     Walked { by: case, widths: widths.len(), found: Ok(verdicts) }
 }
 
-/// A walk: its name in the group, the cases that share it, and its steps at one width.
+/// Runs `check` for the case `case` alone at every width, each in a fresh browser on a restarted
+/// server: its first failure, with the width.
+pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCheck) -> CheckResult {
+    let steps = steps_fn(move |visit, verdicts| {
+        Box::pin(async move {
+            verdicts.check(case, "", || check(visit)).await;
+            Ok(())
+        })
+    });
+    verdict(&walk(ctx, case, vec![case], &steps).await, case, 1)
+}
+
+/// Lets a closure be [`StepsFn`] (the compiler infers the lifetimes it takes from this bound).
+fn steps_fn<F>(steps: F) -> F
+where
+    F: for<'a> Fn(&'a Visit<'a>, &'a mut Verdicts) -> BoxFuture<'a, CheckResult> + Send + Sync,
+{
+    steps
+}
+
+/// A walk the cases of one group share: its name in the group and its steps at one width. Every case
+/// of the group is open on it.
 pub(super) struct Walk {
     pub(super) name: &'static str,
-    pub(super) cases: &'static [&'static str],
     pub(super) steps: Steps,
 }
 
@@ -124,7 +150,7 @@ pub(super) struct Walk {
 /// screenshots shared: its first failure, or a pass only when it was checked `per_width` times at
 /// every width.
 pub(super) async fn judged(ctx: &Ctx, shared: &Walk, case: &'static str, per_width: usize) -> CheckResult {
-    let walked = ctx.group.once(shared.name, || walk(ctx, case, shared.cases, shared.steps)).await;
+    let walked = ctx.group.once(shared.name, || walk(ctx, case, ctx.group.cases().to_vec(), &shared.steps)).await;
     if walked.by != case {
         driver::share_screenshots(walked.by, case);
     }
@@ -163,9 +189,12 @@ mod tests {
     #[tokio::test]
     async fn a_case_is_read_as_if_it_had_walked_alone() {
         let mut found = verdicts(&["a", "b", "c"]);
-        assert!(found.check("a", "collapsed", || async { Err(fail("a rule")) }).await);
-        assert!(found.check("b", "", || async { Ok(()) }).await);
-        assert!(found.check("c", "collapsed", || async { Err(CheckError::NotRun("no axe".into())) }).await);
+        found.check("a", "collapsed", || async { Err(fail("a rule")) }).await;
+        assert!(found.any_open());
+        found.check("b", "", || async { Ok(()) }).await;
+        assert!(found.any_open());
+        found.check("c", "collapsed", || async { Err(CheckError::NotRun("no axe".into())) }).await;
+        assert!(found.any_open());
         found.width = 390;
         let mut asked = false;
         found
@@ -175,8 +204,10 @@ mod tests {
             })
             .await;
         assert!(!asked, "a failed case is not checked again");
-        assert!(found.check("b", "", || async { Ok(()) }).await);
-        assert!(found.check("z", "", || async { Err(fail("not held")) }).await, "a case the group lacks is skipped");
+        found.check("b", "", || async { Ok(()) }).await;
+        assert!(found.any_open());
+        found.check("z", "", || async { Err(fail("not held")) }).await;
+        assert!(found.any_open(), "a case the group lacks is skipped");
         let walked = Walked { by: "a", widths: 2, found: Ok(found) };
         assert_eq!(verdict(&walked, "a", 1), Err(fail("at 320 px: collapsed: a rule")));
         assert_eq!(verdict(&walked, "b", 1), Ok(()));
@@ -188,10 +219,12 @@ mod tests {
     #[tokio::test]
     async fn a_broken_step_fails_every_open_case_and_ends_the_walk() {
         let mut found = verdicts(&["a", "b"]);
-        assert!(found.check("a", "", || async { Err(fail("first")) }).await, "b is still open");
+        found.check("a", "", || async { Err(fail("first")) }).await;
+        assert!(found.any_open(), "b is still open");
         found.all_fail(fail("the page to load"));
         assert!(!found.any_open());
-        assert!(!found.check("b", "", || async { Ok(()) }).await);
+        found.check("b", "", || async { Ok(()) }).await;
+        assert!(!found.any_open());
         let walked = Walked { by: "a", widths: 1, found: Ok(found) };
         assert_eq!(verdict(&walked, "a", 1), Err(fail("at 320 px: first")));
         assert_eq!(verdict(&walked, "b", 1), Err(fail("at 320 px: the page to load")));
