@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "1 worker vs 4 segments" figures: one reference server (release build, the fixture MCP
+# The "1 worker vs 4 segments" figures of docs/load.md: one reference server (release build, the fixture MCP
 # server on stdio, three pictures cached by a warm-up turn), loaded by one `mediacheck load` process
 # and then by four segment processes with the environment a Kubernetes Indexed Job gives its pods
 # (JOB_COMPLETION_INDEX 0-3, one --start-at), merged. Same open-loop total, same duration.
