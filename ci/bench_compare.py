@@ -51,6 +51,8 @@ def main(root):
         ("lift/scan/2mb-one-picture", ["lift/memchr/2mb-one-picture", "lift/base64-decode/2mb-one-picture"], 2.0,
          "within 2x of one memchr pass + one base64 decode of the picture"),
         ("lift/scan/2mb-none", ["lift/memchr/2mb-none"], 2.0, "within 2x of one memchr pass"),
+        ("load-check/compare/50kb", ["load-check/hash/50kb"], 0.1, "a tenth of hashing the body, at most"),
+        ("load-check/compare/1mib", ["load-check/hash/1mib"], 0.1, "a tenth of hashing the body, at most"),
     ]
     for bench, limits, factor, what in checks:
         if bench in latest and all(l in latest for l in limits):

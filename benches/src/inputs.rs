@@ -7,6 +7,19 @@ pub fn picture_1_5mb() -> Vec<u8> {
     fixtures::images::noise_png(800, 625, 5)
 }
 
+/// `len` bytes of deterministic noise (a picture body as the wire carries it: nothing repeats).
+pub fn noise(len: usize) -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
 /// The picture's base64.
 pub fn picture_base64(picture: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(picture)

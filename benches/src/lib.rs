@@ -11,5 +11,7 @@
 //!   the same bytes, and one base64 decode of the picture.
 //! - `benches/media.rs`: result-to-parts, SHA-256 plus the atomic cache write, `GET /tool-media`
 //!   in-process, preparing a request that carries a `strata-tool-media:` reference.
+//! - `benches/body_check.rs`: `mediacheck load`'s check of a picture body per size — SHA-256 against
+//!   the name, and the compare with a proven copy that replaces it after a name's first body.
 
 pub mod inputs;

@@ -19,7 +19,7 @@ const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long one exchange may take: 60 s, or `MEDIACHECK_EXCHANGE_TIMEOUT_S` (the mutation judge
 /// lowers it, so a mutant that hangs a request fails in seconds rather than a minute).
-fn exchange_timeout() -> Duration {
+pub(crate) fn exchange_timeout() -> Duration {
     static TIMEOUT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *TIMEOUT.get_or_init(|| {
         std::env::var("MEDIACHECK_EXCHANGE_TIMEOUT_S")

@@ -5,15 +5,20 @@
 //!   (`--concurrency`) or open loop (`--rate`, latency from the intended send time).
 //! - [`setup`]: the server under load — the embedded reference server wired to the fixture MCP
 //!   server, or a URL on loopback.
-//! - [`workloads`]: one request of each kind, timed, with its integrity check (every body's SHA-256
-//!   against its name; every picture a turn announced fetched back).
-//! - [`recorder`]: HDR histograms, errors by kind, integrity counts.
+//! - [`workloads`]: one request of each kind, timed, with its integrity check (every body's bytes
+//!   against its name: [`integrity`] proves a name's first body by SHA-256 and compares the later
+//!   ones with that proven copy; every picture a turn announced fetched back), picture fetches on
+//!   [`wire`]'s own kept-alive connections.
+//! - [`recorder`]: HDR histograms, errors by kind, integrity counts; [`cost`]: the tester's own CPU
+//!   seconds per 1,000 requests.
 //! - [`driver`]: the loops, the progress bar, the RSS sampler; [`report`]: terminal and JSON.
 //! - Many machines: [`segment`] (worker I of N takes a disjoint share; a common start),
 //!   [`intervals`] (HdrHistogram interval logs), [`worker`] (what a segment writes: logs and its
 //!   ledger), [`merge`] (`mediacheck load merge`: one report from the workers' outputs, exactly).
 
+pub mod cost;
 pub mod driver;
+pub mod integrity;
 pub mod intervals;
 pub mod merge;
 pub mod options;
@@ -21,6 +26,7 @@ pub mod recorder;
 pub mod report;
 pub mod segment;
 pub mod setup;
+pub mod wire;
 pub mod worker;
 pub mod workloads;
 

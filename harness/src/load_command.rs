@@ -69,6 +69,10 @@ pub struct LoadArgs {
     /// Write this segment's interval logs and ledger into this folder (for `load merge`).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Keep at most this many MiB of proven picture copies to compare bodies with (past it, and at
+    /// 0, every body is hashed with SHA-256).
+    #[arg(long, default_value_t = harness::load::integrity::DEFAULT_PROVEN_CAP >> 20)]
+    proven_cap_mib: u64,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -137,6 +141,7 @@ pub fn main(args: LoadArgs) -> ExitCode {
         segment,
         start_at,
         intervals: args.out.is_some(),
+        proven_cap: args.proven_cap_mib.saturating_mul(1 << 20),
         ..LoadOptions::whole(args.scenario, pace, args.duration, args.max_requests)
     };
     if let Err(error) = options.check(now) {

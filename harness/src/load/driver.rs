@@ -1,7 +1,6 @@
 //! The loops: closed (N workers, each starting its next request when the last ended) or open (requests
 //! started on a fixed schedule, latency counted from the intended start), and the progress bar.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -9,36 +8,38 @@ use std::time::{Duration, Instant, SystemTime};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::LoadError;
+use super::cost::{Cost, Cpu};
+use super::integrity::Proven;
 use super::options::{LoadOptions, MAX_IN_FLIGHT, Op, Pace};
 use super::recorder::Recorder;
 use super::report::{LoadReport, Memory, Timing};
 use super::setup::LoadTarget;
-use super::workloads::{chat_turn, media_get};
+use super::wire::{Conn, ConnPool, Wire};
+use super::workloads::{MediaTarget, chat_turn, media_get};
 use crate::http::Http;
 
 /// What every request needs.
 #[derive(Clone)]
 struct Traffic {
     http: Http,
-    media: Arc<Vec<String>>,
+    wire: Arc<Wire>,
+    media: Arc<[MediaTarget]>,
+    proven: Arc<Proven>,
     ops: &'static [Op],
     recorder: Arc<Recorder>,
 }
 
 impl Traffic {
-    /// Request number `index`: its kind comes round-robin from the scenario.
-    fn request(&self, index: u64, intended: Instant) -> impl Future<Output = ()> + Send + 'static {
+    /// Request number `index`, on `conn` when it is a picture fetch: its kind comes round-robin from
+    /// the scenario, its picture round-robin from the list.
+    async fn request(&self, index: u64, intended: Instant, conn: &mut Conn) {
         let op = self.ops[(index % self.ops.len() as u64) as usize];
-        let (http, recorder) = (self.http.fresh(), Arc::clone(&self.recorder));
-        let name: Arc<str> = match self.media.is_empty() {
-            true => Arc::from(""),
-            false => Arc::from(self.media[(index / self.ops.len() as u64) as usize % self.media.len()].as_str()),
-        };
-        async move {
-            match op {
-                Op::MediaGet => media_get(http, name, recorder, intended).await,
-                chat => chat_turn(http, chat, recorder, intended).await,
+        match op {
+            Op::MediaGet => {
+                let target = &self.media[(index / self.ops.len() as u64) as usize % self.media.len()];
+                media_get(&self.wire, conn, target, &self.proven, &self.recorder, intended).await
             }
+            chat => chat_turn(self.http.fresh(), chat, &self.proven, &self.recorder, intended).await,
         }
     }
 }
@@ -80,6 +81,11 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
         return Err(LoadError::NoMedia);
     }
     options.check(SystemTime::now())?;
+    let media = target.media.iter().map(|name| MediaTarget::new(name)).collect::<Result<Arc<[_]>, _>>();
+    let media = media.map_err(|e| LoadError::NotAUrl(e.to_string()))?;
+    let wire =
+        Arc::new(Wire::new(target.http.base(), target.http.key()).map_err(|e| LoadError::NotAUrl(e.to_string()))?);
+    let proven = Arc::new(Proven::new(target.media.iter().map(String::as_str), options.proven_cap));
     let late = wait_for(options.start_at).await;
     let (started_wall, started) = (SystemTime::now(), Instant::now());
     let recorder = match options.intervals {
@@ -87,8 +93,8 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
         true => Recorder::with_intervals(started.checked_sub(late).unwrap_or(started)),
         false => Recorder::default(),
     };
-    let traffic =
-        Traffic { http: target.http.clone(), media: Arc::new(target.media.clone()), ops, recorder: Arc::new(recorder) };
+    let traffic = Traffic { http: target.http.clone(), wire, media, proven, ops, recorder: Arc::new(recorder) };
+    let cpu = Cpu::now();
     let sent = Arc::new(AtomicU64::new(0));
     let sends = Arc::new(Sends::new(started));
     let bar = progress_bar(options);
@@ -108,13 +114,18 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
         Pace::Open { rate } => open(options, &traffic, &sent, &sends, rate, started).await,
     }
     let elapsed = started.elapsed();
+    let cpu = Cpu::now().since(cpu);
     ticker.abort();
     let _ = ticker.await;
     bar.finish_and_clear();
     let memory = target.in_process.then(Memory::of_this_process);
+    let (held, copies) = traffic.proven.held();
+    traffic.recorder.proven(copies as u64, held);
     let recorder = Arc::try_unwrap(traffic.recorder).map_err(|_| LoadError::StillRunning)?;
     let timing = Timing { started: started_wall, ended: started_wall + elapsed, late, sends: sends.wall(started_wall) };
-    Ok(LoadReport::new(options, recorder.finish(), elapsed, sent.load(Ordering::Relaxed), memory, timing))
+    let sent = sent.load(Ordering::Relaxed);
+    let cost = Cost::new(cpu, sent, target.in_process);
+    Ok(LoadReport::new(options, recorder.finish(), elapsed, sent, memory, timing, Some(cost)))
 }
 
 /// Waits until `at` (if given) and says how late this process was for it.
@@ -141,6 +152,7 @@ async fn closed(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>,
     let workers = (0..options.workers().max(1)).map(|_| {
         let (traffic, sent, sends) = (traffic.clone(), Arc::clone(sent), Arc::clone(sends));
         tokio::spawn(async move {
+            let mut conn = Conn::default();
             while Instant::now() < deadline {
                 let local = sent.fetch_add(1, Ordering::Relaxed);
                 if max > 0 && local >= max {
@@ -148,7 +160,7 @@ async fn closed(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>,
                     break;
                 }
                 sends.now();
-                traffic.request(segment.global(local), Instant::now()).await;
+                traffic.request(segment.global(local), Instant::now(), &mut conn).await;
             }
         })
     });
@@ -167,6 +179,7 @@ async fn open(
 ) {
     let deadline = started + options.duration;
     let in_flight = Arc::new(AtomicUsize::new(0));
+    let pool = Arc::new(ConnPool::default());
     let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
     let mut tasks = Vec::new();
     let mut local: u64 = 0;
@@ -183,9 +196,11 @@ async fn open(
             traffic.recorder.error("overload: too many requests in flight");
         } else {
             in_flight.fetch_add(1, Ordering::Relaxed);
-            let (request, in_flight) = (traffic.request(index, intended), Arc::clone(&in_flight));
+            let (traffic, in_flight, pool) = (traffic.clone(), Arc::clone(&in_flight), Arc::clone(&pool));
             tasks.push(tokio::spawn(async move {
-                request.await;
+                let mut conn = pool.take();
+                traffic.request(index, intended, &mut conn).await;
+                pool.put(conn);
                 in_flight.fetch_sub(1, Ordering::Relaxed);
             }));
         }

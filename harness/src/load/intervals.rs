@@ -17,8 +17,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 
-use super::options::Op;
-use super::recorder::Phase;
+use super::options::{Op, Phase};
 
 /// The length of one interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);

@@ -18,10 +18,11 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use serde_json::{Value, json};
 
+use super::cost::Cost;
 use super::intervals::{Series, new_histogram};
-use super::options::{LoadScenario, Op, Pace};
-use super::recorder::{Phase, Recorded};
-use super::report::{LoadReport, Timing, render};
+use super::options::{LoadScenario, Op, Pace, Phase};
+use super::recorder::Recorded;
+use super::report::{LoadReport, Spent, Timing, render};
 use super::segment::Segment;
 use super::worker::{FORMAT, from_unix_us};
 
@@ -279,6 +280,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let pace: Pace = serde_json::from_value(identity["pace"].clone()).map_err(|e| not(format!("pace: {e}")))?;
 
     let mut recorded = Recorded::default();
+    let mut cost: Option<Cost> = None;
     let (mut sent, mut notes) = (0u64, Vec::new());
     let (mut started, mut ended, mut first_send, mut last_send) = (u64::MAX, 0u64, u64::MAX, 0u64);
     let mut new_by: BTreeMap<String, u32> = BTreeMap::new();
@@ -318,6 +320,12 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         }
         let lost = u64_at(value, "/pictures/lost");
         recorded.checked += u64_at(value, "/pictures/checked");
+        recorded.compared += u64_at(value, "/pictures/compared");
+        recorded.proven.0 += u64_at(value, "/pictures/proven_copies");
+        recorded.proven.1 += u64_at(value, "/pictures/proven_bytes");
+        if let Some(segment_cost) = value.pointer("/report/cpu").and_then(Cost::from_json) {
+            cost = Some(cost.map_or(segment_cost, |c: Cost| c.plus(segment_cost)));
+        }
         recorded.lost += lost;
         recorded.bytes += u64_at(value, "/pictures/bytes");
         recorded.names_not_kept += u64_at(value, "/pictures/names_not_kept");
@@ -383,7 +391,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     }
     head.extend(notes);
     let elapsed = Duration::from_micros(ended.saturating_sub(started.min(ended)));
-    let (text, mut json) = render(scenario, pace, &recorded, elapsed, sent, None, &head);
+    let (text, mut json) = render(scenario, pace, &recorded, elapsed, sent, Spent { memory: None, cost }, &head);
     let histograms = encoded(&recorded.histograms);
     json["segments"] = json!({
         "run_id": run_id, "expected": expected, "found": found, "missing": missing,

@@ -42,6 +42,41 @@ impl Op {
     }
 }
 
+/// One measured phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// The whole request (for a chat turn: to `[DONE]`).
+    Total,
+    /// Time to the first `call` event.
+    ToCall,
+    /// Time to the first `result` event.
+    ToResult,
+}
+
+impl Phase {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Total => "total",
+            Phase::ToCall => "to call",
+            Phase::ToResult => "to result",
+        }
+    }
+
+    /// Its name in file names and JSON: `total`, `to-call`, `to-result`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Phase::Total => "total",
+            Phase::ToCall => "to-call",
+            Phase::ToResult => "to-result",
+        }
+    }
+
+    /// Every phase.
+    pub const ALL: [Phase; 3] = [Phase::Total, Phase::ToCall, Phase::ToResult];
+}
+
 impl LoadScenario {
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
@@ -100,6 +135,8 @@ pub struct LoadOptions {
     pub start_at: Option<SystemTime>,
     /// Keep one histogram per second for interval logs (`--out`).
     pub intervals: bool,
+    /// The most bytes of proven copies kept to compare bodies with (past it, bodies are hashed).
+    pub proven_cap: u64,
 }
 
 impl LoadOptions {
@@ -114,6 +151,7 @@ impl LoadOptions {
             segment: Segment::WHOLE,
             start_at: None,
             intervals: false,
+            proven_cap: super::integrity::DEFAULT_PROVEN_CAP,
         }
     }
 

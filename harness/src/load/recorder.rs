@@ -7,49 +7,15 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::integrity::How;
 use super::intervals::{IntervalLogs, IntervalRecorder, new_histogram};
-use super::options::Op;
+use super::options::{Op, Phase};
 
 /// Names of lost pictures a run keeps (the count goes on past it).
 pub const MAX_LOST_NAMES: usize = 1_000;
 /// Names of new pictures (`cache-write`) a run keeps, so a merge can show no two workers wrote the
 /// same one; past it the names are counted, not kept.
 pub const MAX_NEW_NAMES: usize = 10_000;
-
-/// One measured phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    /// The whole request (for a chat turn: to `[DONE]`).
-    Total,
-    /// Time to the first `call` event.
-    ToCall,
-    /// Time to the first `result` event.
-    ToResult,
-}
-
-impl Phase {
-    /// Its name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Total => "total",
-            Phase::ToCall => "to call",
-            Phase::ToResult => "to result",
-        }
-    }
-
-    /// Its name in file names and JSON: `total`, `to-call`, `to-result`.
-    pub fn slug(self) -> &'static str {
-        match self {
-            Phase::Total => "total",
-            Phase::ToCall => "to-call",
-            Phase::ToResult => "to-result",
-        }
-    }
-
-    /// Every phase.
-    pub const ALL: [Phase; 3] = [Phase::Total, Phase::ToCall, Phase::ToResult];
-}
 
 /// Everything recorded.
 #[derive(Debug, Default)]
@@ -60,8 +26,12 @@ pub struct Recorded {
     pub ok: BTreeMap<Op, u64>,
     /// Errors by kind ("status 500", "connect", "timeout", "body", …).
     pub errors: BTreeMap<String, u64>,
-    /// Pictures whose bytes were checked against their names.
+    /// Pictures whose bytes were checked against their names (every one, all its bytes).
     pub checked: u64,
+    /// Of those, the ones compared byte for byte with a copy SHA-256 proved (the rest were hashed).
+    pub compared: u64,
+    /// Proven copies held at the end, and their bytes (see [`super::integrity`]).
+    pub proven: (u64, u64),
     /// Pictures announced or served that did not come back whole.
     pub lost: u64,
     /// Bytes of picture bodies received.
@@ -104,13 +74,17 @@ impl Recorder {
 
     /// Records a latency.
     pub fn latency(&self, op: Op, phase: Phase, took: Duration) {
-        let micros = (took.as_micros() as u64).clamp(1, super::intervals::HIGHEST_US);
         let mut guard = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (recorded, intervals) = &mut *guard;
-        let _ = recorded.histograms.entry((op, phase)).or_insert_with(new_histogram).record(micros);
-        if let Some(intervals) = intervals {
-            intervals.record((op, phase), micros, Instant::now());
-        }
+        record_latency(recorded, intervals, op, phase, took);
+    }
+
+    /// Records a request that completed and its whole latency (one lock, not two: the hot path).
+    pub fn completed(&self, op: Op, took: Duration) {
+        let mut guard = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (recorded, intervals) = &mut *guard;
+        record_latency(recorded, intervals, op, Phase::Total, took);
+        *recorded.ok.entry(op).or_default() += 1;
     }
 
     /// Records a request that completed.
@@ -123,11 +97,12 @@ impl Recorder {
         self.with(|r| *r.errors.entry(kind.into()).or_default() += 1);
     }
 
-    /// Records a picture checked: `whole` when its bytes matched its name; `new` when a `cache-write`
-    /// turn announced it.
-    pub fn picture(&self, name: &str, whole: bool, bytes: usize, new: bool) {
+    /// Records a picture checked (`how`): `whole` when its bytes matched its name; `new` when a
+    /// `cache-write` turn announced it.
+    pub fn picture(&self, name: &str, whole: bool, bytes: usize, new: bool, how: How) {
         self.with(|r| {
             r.checked += 1;
+            r.compared += u64::from(how == How::Compared);
             r.bytes += bytes as u64;
             let (keep, limit) = match (whole, new) {
                 (false, _) => (&mut r.lost_names, MAX_LOST_NAMES),
@@ -150,6 +125,11 @@ impl Recorder {
         self.with(|r| (r.ok.values().sum(), r.errors.values().sum()))
     }
 
+    /// Notes the proven copies held at the end: how many, and their bytes.
+    pub fn proven(&self, copies: u64, bytes: u64) {
+        self.with(|r| r.proven = (copies, bytes));
+    }
+
     /// Takes what was recorded.
     pub fn finish(self) -> Recorded {
         let (mut recorded, intervals) = self.inner.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -157,5 +137,19 @@ impl Recorder {
             recorded.intervals = intervals.finish();
         }
         recorded
+    }
+}
+
+fn record_latency(
+    recorded: &mut Recorded,
+    intervals: &mut Option<IntervalRecorder>,
+    op: Op,
+    phase: Phase,
+    took: Duration,
+) {
+    let micros = (took.as_micros() as u64).clamp(1, super::intervals::HIGHEST_US);
+    let _ = recorded.histograms.entry((op, phase)).or_insert_with(new_histogram).record(micros);
+    if let Some(intervals) = intervals {
+        intervals.record((op, phase), micros, Instant::now());
     }
 }

@@ -1,13 +1,15 @@
 //! The load report: requests, throughput, latency percentiles per request kind and phase, errors by
-//! kind, memory, and — last — `lost: N`.
+//! kind, how every picture's bytes were checked, memory, the tester's CPU per 1,000 requests, and —
+//! last — `lost: N`.
 
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use super::options::{LoadOptions, LoadScenario, Op, Pace};
-use super::recorder::{Phase, Recorded};
+use super::cost::Cost;
+use super::options::{LoadOptions, LoadScenario, Op, Pace, Phase};
+use super::recorder::Recorded;
 
 /// Memory of the process the server runs in.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -31,6 +33,16 @@ impl Memory {
         };
         Memory { rss_end: field("VmRSS:"), rss_peak: field("VmHWM:") }
     }
+}
+
+/// What the run took of the machine: the memory of the server's process (when it is this one) and
+/// the tester's CPU.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    /// The server's process's memory, when it runs in this process.
+    pub memory: Option<Memory>,
+    /// The CPU this process spent.
+    pub cost: Option<Cost>,
 }
 
 /// When requests went out, on the wall clock: what a merge needs to line segments up.
@@ -78,6 +90,7 @@ impl LoadReport {
         sent: u64,
         memory: Option<Memory>,
         timing: Timing,
+        cost: Option<Cost>,
     ) -> Self {
         let mut notes = Vec::new();
         if options.segment.count > 1 {
@@ -90,7 +103,8 @@ impl LoadReport {
         if !timing.late.is_zero() {
             notes.push(format!("started {:.3} s after --start-at", timing.late.as_secs_f64()));
         }
-        let (text, json) = render(options.scenario, options.pace, &recorded, elapsed, sent, memory, &notes);
+        let (text, json) =
+            render(options.scenario, options.pace, &recorded, elapsed, sent, Spent { memory, cost }, &notes);
         let (ok, errors, lost) = (recorded.ok.values().sum(), recorded.errors.values().sum(), recorded.lost);
         LoadReport { json, text, lost, errors, ok, sent, timing, recorded }
     }
@@ -129,7 +143,7 @@ pub fn render(
     recorded: &Recorded,
     elapsed: Duration,
     sent: u64,
-    memory: Option<Memory>,
+    Spent { memory, cost }: Spent,
     notes: &[String],
 ) -> (String, Value) {
     let seconds = elapsed.as_secs_f64().max(1e-9);
@@ -187,8 +201,7 @@ pub fn render(
             let _ = writeln!(text, "errors: {n} × {kind}");
         }
     }
-    let mb = recorded.bytes as f64 / (1 << 20) as f64;
-    let _ = writeln!(text, "pictures checked: {} ({mb:.1} MiB, each SHA-256 against its name)", recorded.checked);
+    let _ = writeln!(text, "{}", checked_line(recorded));
     if let Some(memory) = memory {
         let _ = writeln!(
             text,
@@ -196,6 +209,9 @@ pub fn render(
             memory.rss_end as f64 / (1 << 20) as f64,
             memory.rss_peak as f64 / (1 << 20) as f64
         );
+    }
+    if let Some(cost) = cost {
+        let _ = writeln!(text, "{}", cost.line());
     }
     for note in notes {
         let _ = writeln!(text, "{note}");
@@ -211,10 +227,43 @@ pub fn render(
         "latency": latencies,
         "errors": recorded.errors,
         "pictures_checked": recorded.checked,
+        "pictures_checked_by": {
+            "sha256": recorded.checked - recorded.compared.min(recorded.checked),
+            "compared_with_proven_copy": recorded.compared,
+            "proven_copies": recorded.proven.0,
+            "proven_bytes": recorded.proven.1,
+        },
         "picture_bytes": recorded.bytes,
+        "cpu": cost.map(|c| c.json()),
         "memory": memory,
         "notes": notes,
         "lost": recorded.lost,
     });
     (text, json)
+}
+
+/// How the pictures' bytes were checked: every byte of every body, each way counted.
+fn checked_line(recorded: &Recorded) -> String {
+    let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
+    let size = |bytes: u64| match bytes {
+        0..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", mib(bytes)),
+    };
+    let compared = recorded.compared.min(recorded.checked);
+    let mut line = format!(
+        "pictures checked: {} ({:.1} MiB, every byte): {} by SHA-256 against the name",
+        recorded.checked,
+        mib(recorded.bytes),
+        recorded.checked - compared
+    );
+    if compared > 0 || recorded.proven.0 > 0 {
+        let (copies, held) = recorded.proven;
+        let _ = write!(
+            line,
+            ", {compared} compared byte for byte with a copy SHA-256 proved ({copies} proven {}, {})",
+            if copies == 1 { "copy" } else { "copies" },
+            size(held)
+        );
+    }
+    line
 }

@@ -94,6 +94,9 @@ pub fn write(
         "errors": recorded.errors,
         "pictures": {
             "checked": recorded.checked,
+            "compared": recorded.compared,
+            "proven_copies": recorded.proven.0,
+            "proven_bytes": recorded.proven.1,
             "lost": recorded.lost,
             "bytes": recorded.bytes,
             "lost_names": recorded.lost_names,

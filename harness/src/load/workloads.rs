@@ -1,20 +1,20 @@
-//! One request of each kind, timed from when it was meant to start, with its integrity check.
+//! One request of each kind, timed from when it was meant to start, with its integrity check: every
+//! picture body read chunk by chunk into [`super::integrity`]'s check, never collected into a copy.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use http::Uri;
 use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use serde_json::{Value, json};
 
-use super::options::Op;
-use super::recorder::{Phase, Recorder};
+use super::integrity::{BodyCheck, How, Proven};
+use super::options::{Op, Phase};
+use super::recorder::Recorder;
+use super::wire::{Conn, Wire};
 use crate::events::{self, Event};
-use crate::http::Http;
-
-/// Lowercase hex SHA-256.
-fn sha256(bytes: &[u8]) -> String {
-    fixtures::images::sha256_hex(bytes)
-}
+use crate::http::{Http, HttpError, exchange_timeout};
 
 /// How one request failed: the kind the report counts errors by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -45,35 +45,100 @@ pub enum Failure {
     NoDone,
 }
 
-/// Fetches a cached picture and checks its bytes against its name (`new`: a `cache-write` turn
-/// announced it). Returns whether it came back whole.
-pub async fn fetch_and_check(http: &Http, name: &str, recorder: &Recorder, new: bool) -> Result<(), Failure> {
-    let reply = http.get(&format!("/tool-media/{name}")).send().await.map_err(|e| Failure::Http(e.kind()))?;
-    if reply.status != 200 {
-        recorder.picture(name, false, 0, new);
-        return Err(Failure::Status(reply.status));
+/// A picture to fetch: its name and its request target, parsed once.
+#[derive(Debug, Clone)]
+pub struct MediaTarget {
+    /// `<sha256>.<ext>`.
+    pub name: Arc<str>,
+    /// `/tool-media/<name>`.
+    pub path: Uri,
+}
+
+impl MediaTarget {
+    /// The target for `name`.
+    pub fn new(name: &str) -> Result<Self, HttpError> {
+        Ok(MediaTarget { name: Arc::from(name), path: Wire::path(&format!("/tool-media/{name}"))? })
     }
-    let whole = name.get(..64) == Some(sha256(&reply.body).as_str());
-    recorder.picture(name, whole, reply.body.len(), new);
+}
+
+/// Reads a picture's body chunk by chunk into its check; its length.
+async fn read_checked(body: &mut Incoming, check: &mut BodyCheck<'_>) -> Result<usize, Failure> {
+    let mut len = 0;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| Failure::Http("body"))?;
+        if let Some(data) = frame.data_ref() {
+            check.feed(data);
+            len += data.len();
+        }
+    }
+    Ok(len)
+}
+
+/// Reads an answer to `GET /tool-media/<name>` and checks its bytes against the name; records the
+/// picture (`new`: a `cache-write` turn announced it).
+async fn check_answer(
+    response: hyper::Response<Incoming>,
+    name: &str,
+    proven: &Proven,
+    recorder: &Recorder,
+    new: bool,
+) -> Result<(), Failure> {
+    if response.status() != 200 {
+        recorder.picture(name, false, 0, new, How::Hashed);
+        return Err(Failure::Status(response.status().as_u16()));
+    }
+    let mut check = proven.check(name);
+    let len = read_checked(&mut response.into_body(), &mut check).await?;
+    let (whole, how) = check.finish();
+    recorder.picture(name, whole, len, new, how);
     if whole { Ok(()) } else { Err(Failure::Integrity) }
 }
 
-/// `GET /tool-media/<name>`.
-pub async fn media_get(http: Http, name: Arc<str>, recorder: Arc<Recorder>, intended: Instant) {
-    match fetch_and_check(&http, &name, &recorder, false).await {
+/// Fetches a picture a chat turn announced, through the harness's client, and checks it.
+pub async fn fetch_and_check(
+    http: &Http,
+    name: &str,
+    proven: &Proven,
+    recorder: &Recorder,
+    new: bool,
+) -> Result<(), Failure> {
+    let fetch = async {
+        let response = http.get(&format!("/tool-media/{name}")).open().await.map_err(|e| Failure::Http(e.kind()))?;
+        check_answer(response, name, proven, recorder, new).await
+    };
+    tokio::time::timeout(exchange_timeout(), fetch).await.unwrap_or(Err(Failure::Http("timeout")))
+}
+
+/// `GET /tool-media/<name>` on the worker's own connection.
+pub async fn media_get(
+    wire: &Wire,
+    conn: &mut Conn,
+    target: &MediaTarget,
+    proven: &Proven,
+    recorder: &Recorder,
+    intended: Instant,
+) {
+    let fetch = async {
+        let response = wire.get(conn, &target.path).await.map_err(|e| Failure::Http(e.kind()))?;
+        check_answer(response, &target.name, proven, recorder, false).await
+    };
+    match tokio::time::timeout(exchange_timeout(), fetch).await.unwrap_or(Err(Failure::Http("timeout"))) {
         Ok(()) => {
-            recorder.latency(Op::MediaGet, Phase::Total, intended.elapsed());
-            recorder.ok(Op::MediaGet);
+            conn.idle_from_now();
+            recorder.completed(Op::MediaGet, intended.elapsed());
         }
-        Err(kind) => recorder.error(format!("media-get: {kind}")),
+        Err(kind) => {
+            *conn = Conn::default();
+            recorder.error(format!("media-get: {kind}"));
+        }
     }
 }
 
 /// A streamed chat turn whose tool returns pictures; every picture it announces is fetched back.
-pub async fn chat_turn(http: Http, op: Op, recorder: Arc<Recorder>, intended: Instant) {
+pub async fn chat_turn(http: Http, op: Op, proven: &Proven, recorder: &Recorder, intended: Instant) {
     let body = json!({"model": op.name(), "stream": true, "strata_mcp": true,
         "messages": [{"role": "user", "content": "pictures, please"}]});
-    let announced = match stream_turn(&http, &body, op, &recorder, intended).await {
+    let announced = match stream_turn(&http, &body, op, recorder, intended).await {
         Ok(announced) => announced,
         Err(kind) => {
             recorder.error(format!("{}: {kind}", op.name()));
@@ -82,7 +147,7 @@ pub async fn chat_turn(http: Http, op: Op, recorder: Arc<Recorder>, intended: In
     };
     recorder.latency(op, Phase::Total, intended.elapsed());
     for name in &announced {
-        if let Err(kind) = fetch_and_check(&http, name, &recorder, op == Op::CacheWrite).await {
+        if let Err(kind) = fetch_and_check(&http, name, proven, recorder, op == Op::CacheWrite).await {
             recorder.error(format!("{}: announced picture {kind}", op.name()));
             return;
         }

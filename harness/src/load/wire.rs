@@ -1,0 +1,138 @@
+//! The load generator's own HTTP/1.1 connections for picture fetches, as wrk keeps them: each
+//! closed-loop worker owns one kept-alive connection (no pool to check out of, no transcript, the
+//! request's headers built once per run), and the open loop shares a stack of idle ones. A connection
+//! idle longer than [`IDLE_REUSE`] is not used again (a server may close it after its header timeout,
+//! SPEC 1.11), and one the server closed is replaced by a new one on the next request.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::{HeaderValue, Request, Uri, header};
+use http_body_util::Empty;
+use hyper::body::Incoming;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper_util::rt::TokioIo;
+
+use crate::http::HttpError;
+
+/// The longest a kept-alive connection may wait idle and still be used (the harness's client keeps
+/// the same bound).
+pub const IDLE_REUSE: std::time::Duration = std::time::Duration::from_millis(900);
+
+/// Where requests go and the headers every request carries.
+#[derive(Debug, Clone)]
+pub struct Wire {
+    authority: String,
+    host: HeaderValue,
+    authorization: Option<HeaderValue>,
+}
+
+/// One connection (or none yet).
+#[derive(Default)]
+pub struct Conn {
+    sender: Option<(SendRequest<Empty<Bytes>>, Instant)>,
+}
+
+impl Wire {
+    /// For the server at `base` (`http://host:port`), sending `Authorization: Bearer key` when given.
+    pub fn new(base: &str, key: Option<&str>) -> Result<Self, HttpError> {
+        let uri: Uri = base.parse().map_err(|_| HttpError::Build(format!("{base} is not a URL")))?;
+        let authority = uri.authority().ok_or_else(|| HttpError::Build(format!("{base} names no host")))?;
+        let port = authority.port_u16().unwrap_or(80);
+        let host = HeaderValue::from_str(authority.as_str()).map_err(|e| HttpError::Build(e.to_string()))?;
+        let authorization = key
+            .map(|key| HeaderValue::from_str(&format!("Bearer {key}")))
+            .transpose()
+            .map_err(|e| HttpError::Build(e.to_string()))?;
+        Ok(Wire { authority: format!("{}:{port}", authority.host()), host, authorization })
+    }
+
+    /// The path of a request (`/tool-media/<name>`), parsed once.
+    pub fn path(target: &str) -> Result<Uri, HttpError> {
+        target.parse().map_err(|_| HttpError::Build(format!("{target} is not a request target")))
+    }
+
+    async fn connect(&self) -> Result<SendRequest<Empty<Bytes>>, HttpError> {
+        let stream = tokio::net::TcpStream::connect(self.authority.as_str())
+            .await
+            .map_err(|e| HttpError::Connect(e.to_string()))?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) =
+            http1::handshake(TokioIo::new(stream)).await.map_err(|e| HttpError::Connect(e.to_string()))?;
+        tokio::spawn(connection);
+        Ok(sender)
+    }
+
+    /// `GET path` on `conn` (connecting first when it has no usable connection); the answer's body is
+    /// read by the caller. The connection is used again once that body has been read.
+    pub async fn get(&self, conn: &mut Conn, path: &Uri) -> Result<hyper::Response<Incoming>, HttpError> {
+        let reusable = conn.sender.take().filter(|(sender, idle)| !sender.is_closed() && idle.elapsed() < IDLE_REUSE);
+        let mut sender = match reusable {
+            Some((sender, _)) => sender,
+            None => self.connect().await?,
+        };
+        if sender.ready().await.is_err() {
+            sender = self.connect().await?;
+            sender.ready().await.map_err(|e| HttpError::Connect(e.to_string()))?;
+        }
+        let mut request = Request::get(path.clone());
+        if let Some(headers) = request.headers_mut() {
+            headers.insert(header::HOST, self.host.clone());
+            if let Some(authorization) = &self.authorization {
+                headers.insert(header::AUTHORIZATION, authorization.clone());
+            }
+        }
+        let request = request.body(Empty::new()).map_err(|e| HttpError::Build(e.to_string()))?;
+        let response = sender.send_request(request).await.map_err(|e| HttpError::Connect(e.to_string()))?;
+        conn.sender = Some((sender, Instant::now()));
+        Ok(response)
+    }
+}
+
+impl Conn {
+    /// Marks the connection idle from now (its last answer was read whole).
+    pub fn idle_from_now(&mut self) {
+        if let Some((_, idle)) = &mut self.sender {
+            *idle = Instant::now();
+        }
+    }
+}
+
+/// Idle connections the open loop's requests share.
+#[derive(Default)]
+pub struct ConnPool {
+    idle: Mutex<Vec<Conn>>,
+}
+
+impl ConnPool {
+    /// An idle connection, or a new empty one.
+    pub fn take(&self) -> Conn {
+        self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop().unwrap_or_default()
+    }
+
+    /// Gives a connection back.
+    pub fn put(&self, conn: Conn) {
+        if conn.sender.is_some() {
+            self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(conn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_and_key_headers_are_built_once_from_the_base() {
+        let wire = Wire::new("http://127.0.0.1:8080", Some("k")).expect("wire");
+        assert_eq!(wire.authority, "127.0.0.1:8080");
+        assert_eq!(wire.host, "127.0.0.1:8080");
+        assert_eq!(wire.authorization.as_ref().map(|v| v.to_str().ok()), Some(Some("Bearer k")));
+        let plain = Wire::new("http://localhost", None).expect("wire");
+        assert_eq!((plain.authority.as_str(), plain.authorization), ("localhost:80", None));
+        assert_eq!(Wire::new("http://[::1]:9/", None).expect("wire").authority, "[::1]:9");
+        assert!(Wire::new("not a url", None).is_err());
+        assert!(Wire::new("http://127.0.0.1:1", Some("bad\nkey")).is_err());
+    }
+}
