@@ -89,6 +89,9 @@ background layout cargo test --workspace --locked --test reference -- --exact "$
 cargo test --workspace --locked -- --skip every_case_passes_against_the_reference_server --skip "$layout_test"
 await layout
 
+say "the GitHub Action: action.yml against GitHub's action schema, action/run.sh against the reference server and a broken variant"
+bash ci/action-check.sh
+
 say "vision-mcp: its own workspace and lock file (the folder a NAS builds alone), same target folder"
 cargo test --locked --manifest-path vision-mcp/Cargo.toml --target-dir target
 

@@ -47,6 +47,21 @@ pub fn clauses(spec: &str) -> Vec<Clause> {
         .collect()
 }
 
+/// The whole text of clause `number` in `spec` (`9.3` → "MUST: Only a regular file …"): its line and
+/// the indented lines under it, joined into one paragraph, each nested list item on a line of its own.
+/// `None` when `spec` has no such clause.
+pub fn clause_text(spec: &str, number: &str) -> Option<String> {
+    let opening = format!("- **{number}** ");
+    let mut lines = spec.lines().skip_while(|line| !line.starts_with(&opening));
+    let mut text = lines.next()?[opening.len()..].trim().to_string();
+    for line in lines.take_while(|line| line.starts_with(' ') && !line.trim().is_empty()) {
+        let line = line.trim();
+        text.push(if line.starts_with("- ") { '\n' } else { ' ' });
+        text.push_str(line);
+    }
+    Some(text)
+}
+
 /// The entries of the not-checkable list: clause → reason. Blank lines and `#` comments are skipped.
 pub fn not_checkable(list: &str) -> BTreeMap<String, String> {
     list.lines()
@@ -128,5 +143,15 @@ mod tests {
         assert_eq!(coverage.unexplained_musts().iter().map(|c| c.number.as_str()).collect::<Vec<_>>(), ["1.1"]);
         assert_eq!(coverage.stale, ["9.9"]);
         assert!(coverage.summary(3).contains("1.3    MUST   a third. — the engine is inside"));
+    }
+
+    #[test]
+    fn a_clause_text_is_its_line_and_the_indented_lines_under_it() {
+        let spec = "- **2.1** MUST: one\n  two\n  - a list\n    item\n- **2.10** SHOULD: ten\n\n  not it\n";
+        assert_eq!(clause_text(spec, "2.1").as_deref(), Some("MUST: one two\n- a list item"));
+        assert_eq!(clause_text(spec, "2.10").as_deref(), Some("SHOULD: ten"));
+        assert_eq!(clause_text(spec, "2.2"), None);
+        let real = clause_text(SPEC, "9.3").expect("SPEC.md has 9.3");
+        assert!(real.starts_with("MUST: Only a regular file") && real.ends_with("inside the folder."), "{real}");
     }
 }

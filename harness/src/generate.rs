@@ -25,6 +25,8 @@ const CHAT: &str = "/v1/chat/completions";
 pub const DEFAULT_BUDGET: u32 = 48;
 /// Shrinking steps at most, after a failure.
 const SHRINK_STEPS: u32 = 300;
+/// The line a failure's `actual` puts before the shrunk request (reports show what follows apart).
+pub const SHRUNK_HEADING: &str = "smallest failing request (shrunk):";
 
 /// The seed and budget of this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,8 +98,8 @@ where
     F: Fn(S::Value) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), String>> + Send,
 {
-    let Settings { seed, budget } = settings();
-    let budget = (budget / share.max(1)).max(1);
+    let Settings { seed, budget: run_budget } = settings();
+    let budget = (run_budget / share.max(1)).max(1);
     let handle = tokio::runtime::Handle::current();
     let mut key = [0u8; 32];
     key[..8].copy_from_slice(&seed.to_le_bytes());
@@ -120,10 +122,10 @@ where
         Ok(()) => Ok(()),
         Err((why, smallest)) => Err(CheckError::Fail {
             expected: format!(
-                "{budget} generated requests as the model says (seed {seed:#x}; replay: --seed {seed:#x} --gen-budget {budget})"
+                "{budget} generated requests as the model says (seed {seed:#x}; replay: --seed {seed:#x} --gen-budget {run_budget})"
             ),
             actual: match smallest {
-                Some(smallest) => format!("{why}\nsmallest failing request (shrunk):\n{smallest}"),
+                Some(smallest) => format!("{why}\n{SHRUNK_HEADING}\n{smallest}"),
                 None => why,
             },
         }),

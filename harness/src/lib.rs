@@ -15,7 +15,8 @@
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
 //! - [`http`] / [`sse`] / [`events`]: the harness's own client, stream reader (raw paths,
 //!   transcripts) and types for SPEC 6.2's events.
-//! - [`report`]: terminal, JSON and JUnit reports; [`baseline`]: expected failures, stale entries.
+//! - [`report`]: terminal, JSON, JUnit, Markdown (a CI job's summary) and self-contained HTML reports;
+//!   [`baseline`]: expected failures, stale entries.
 //! - [`coverage`]: which SPEC clauses have a case, and why the others cannot be checked from outside.
 //! - [`geometry`]: SPEC 12.2's image-token model, from the clause (what the vision cases expect).
 //! - [`generate`]: the generated cases' seeded runner (proptest, shrinking) and models of clauses

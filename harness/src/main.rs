@@ -36,8 +36,8 @@ enum Command {
         /// Check an already running server at this URL.
         #[arg(long, conflicts_with = "spawn")]
         url: Option<String>,
-        /// With --url: the server's API key.
-        #[arg(long)]
+        /// With --url: the server's API key (or from MEDIACHECK_API_KEY; reports never show it).
+        #[arg(long, env = harness::report::replay::API_KEY_VARIABLE, hide_env_values = true)]
         api_key: Option<String>,
         /// Start the server under test from this command template ({config}, {port}, {scripts}).
         #[arg(long)]
@@ -57,6 +57,14 @@ enum Command {
         /// Write a JUnit XML report here.
         #[arg(long)]
         junit: Option<PathBuf>,
+        /// Write a Markdown summary here (counts by SPEC section, each failure with its replay
+        /// command; short enough for a CI job's page, e.g. $GITHUB_STEP_SUMMARY).
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// Write the HTML report here: one self-contained file, every case by SPEC section, filterable
+        /// by outcome, with the page cases' screenshots.
+        #[arg(long)]
+        html: Option<PathBuf>,
         /// Cases that were not run fail the run (exit 1): only a full run is a conformance claim.
         #[arg(long)]
         strict: bool,
@@ -75,7 +83,8 @@ enum Command {
         #[arg(long, default_value_t = harness::generate::DEFAULT_BUDGET, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         gen_budget: u32,
         /// Where the page cases' screenshots go (`<case>/<width>-<step>.png`); default: a
-        /// `mediacheck-screenshots` folder beside the JSON or JUnit report, or in the current folder.
+        /// `mediacheck-screenshots` folder beside the JSON, JUnit, HTML or Markdown report, or in the
+        /// current folder.
         #[arg(long)]
         screenshots: Option<PathBuf>,
     },
@@ -218,6 +227,8 @@ fn main() -> ExitCode {
             baseline,
             json,
             junit,
+            markdown,
+            html,
             strict,
             fail_fast,
             jobs,
@@ -237,17 +248,15 @@ fn main() -> ExitCode {
                 _ => Target::Embedded { launcher: std::env::current_exe().ok() },
             };
             let screenshots = screenshots.unwrap_or_else(|| {
-                let report = json.as_ref().or(junit.as_ref());
+                let report = json.as_ref().or(junit.as_ref()).or(html.as_ref()).or(markdown.as_ref());
                 let beside = report.and_then(|r| r.parent()).map(PathBuf::from).unwrap_or_default();
                 beside.join("mediacheck-screenshots")
             });
             harness::browser::driver::keep_screenshots(screenshots.clone());
             let stop = if fail_fast { runner::Stop::AtFirstFailure } else { runner::Stop::Never };
             let jobs = usize::from(jobs);
-            run(
-                target,
-                RunOptions { only, skip, baseline_path: baseline, json, junit, strict, stop, jobs, screenshots },
-            )
+            let reports = Reports { json, junit, markdown, html };
+            run(target, RunOptions { only, skip, baseline_path: baseline, reports, strict, stop, jobs, screenshots })
         }
     }
 }
@@ -257,16 +266,23 @@ struct RunOptions {
     only: Option<String>,
     skip: Vec<String>,
     baseline_path: Option<PathBuf>,
-    json: Option<PathBuf>,
-    junit: Option<PathBuf>,
+    reports: Reports,
     strict: bool,
     stop: runner::Stop,
     jobs: usize,
     screenshots: PathBuf,
 }
 
+/// Where the report files go.
+struct Reports {
+    json: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    markdown: Option<PathBuf>,
+    html: Option<PathBuf>,
+}
+
 fn run(target: Target, options: RunOptions) -> ExitCode {
-    let RunOptions { only, skip, baseline_path, json, junit, strict, stop, jobs, screenshots } = options;
+    let RunOptions { only, skip, baseline_path, reports, strict, stop, jobs, screenshots } = options;
     let selected: Vec<_> = cases::all()
         .into_iter()
         .filter(|c| only.as_deref().is_none_or(|g| harness::glob(g, c.id)))
@@ -322,11 +338,19 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
     if baseline_path.is_some() {
         println!("{}", report::baseline_summary(&comparison));
     }
-    for (path, text) in
-        [(json, report::json(&target.describe(), &verdicts).to_string()), (junit, report::junit(&verdicts))]
-    {
+    let settings = harness::generate::settings();
+    let facts = report::replay::RunFacts::new(&target, settings.seed, settings.budget, Some(screenshots));
+    let compared = baseline_path.is_some().then_some(&comparison);
+    let Reports { json, junit, markdown, html } = reports;
+    let written: [(Option<PathBuf>, &dyn Fn() -> String); 4] = [
+        (json, &|| report::json(&target.describe(), &verdicts).to_string()),
+        (junit, &|| report::junit(&verdicts)),
+        (markdown, &|| report::markdown::markdown(&facts, &verdicts, compared)),
+        (html, &|| report::html::html(&facts, &verdicts, compared)),
+    ];
+    for (path, text) in written {
         if let Some(path) = path
-            && let Err(error) = std::fs::write(&path, text)
+            && let Err(error) = std::fs::write(&path, text())
         {
             eprintln!("mediacheck: failed to write {}: {error}", path.display());
             return ExitCode::from(exit::USAGE);

@@ -1,5 +1,12 @@
 //! Reports: the terminal table (grouped by SPEC section, failures with expected vs. actual and the
-//! HTTP exchange), JSON, and JUnit XML.
+//! HTTP exchange), JSON, and JUnit XML; [`markdown`] (a summary for a CI job's page) and [`html`] (one
+//! self-contained file to read a run in), which name the command that replays each case
+//! ([`replay`]) and show the page cases' [`screenshots`].
+
+pub mod html;
+pub mod markdown;
+pub mod replay;
+pub mod screenshots;
 
 use std::fmt::Write as _;
 
@@ -55,7 +62,20 @@ impl Summary {
     }
 }
 
-fn mark(outcome: Outcome) -> &'static str {
+/// The verdicts grouped by SPEC section (`9` for `9.2`), sections in numeric order, verdicts in
+/// their order within each.
+pub fn by_section(verdicts: &[Verdict]) -> Vec<(&'static str, Vec<&Verdict>)> {
+    fn section(verdict: &Verdict) -> &'static str {
+        verdict.clause.split('.').next().unwrap_or(verdict.clause)
+    }
+    let mut sections: Vec<&'static str> = verdicts.iter().map(section).collect();
+    sections.sort_by_key(|s| s.parse::<u32>().unwrap_or(u32::MAX));
+    sections.dedup();
+    sections.into_iter().map(|s| (s, verdicts.iter().filter(|v| section(v) == s).collect())).collect()
+}
+
+/// An outcome as the reports write it (`pass`, `FAIL`, `warn`, `not-run`).
+pub fn mark(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Pass => "pass",
         Outcome::Fail => "FAIL",
@@ -73,12 +93,9 @@ pub fn progress_line(verdict: &Verdict) -> String {
 pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "mediacheck conformance report — target: {target}");
-    let mut sections: Vec<&str> = verdicts.iter().map(|v| v.clause.split('.').next().unwrap_or("")).collect();
-    sections.sort_by_key(|s| s.parse::<u32>().unwrap_or(u32::MAX));
-    sections.dedup();
-    for section in sections {
+    for (section, in_section) in by_section(verdicts) {
         let _ = writeln!(out, "\n§{section} {}", section_title(section));
-        for verdict in verdicts.iter().filter(|v| v.clause.split('.').next() == Some(section)) {
+        for verdict in in_section {
             let _ = writeln!(out, "{}", progress_line(verdict));
             if verdict.outcome == Outcome::Pass {
                 continue;

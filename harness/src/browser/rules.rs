@@ -72,6 +72,19 @@ fn fail(rule: &str, found: &Value) -> Result<(), CheckError> {
 
 /// 13.8: axe-core's WCAG A/AA rules find no serious or critical violation.
 pub async fn accessible(client: &Client) -> Result<(), CheckError> {
+    let options = serde_json::json!({
+        "runOnly": {"type": "tag", "values": AXE_TAGS},
+        "rules": AXE_RULES_ELSEWHERE.iter().map(|r| (r.to_string(), serde_json::json!({"enabled": false}))).collect::<serde_json::Map<_, _>>(),
+        "resultTypes": ["violations"],
+    });
+    let found = axe_violations(client, &options, &["serious", "critical"]).await?;
+    fail("no serious or critical axe-core violation of the WCAG 2.x A/AA rules", &found)
+}
+
+/// Runs axe-core in the page with `options` (injecting it first when the page has none): its
+/// violations of the `impacts` named (every impact when none is), each as
+/// `rule (impact: help) at targets`, in a JSON array. axe-core missing is a reason not to run.
+pub async fn axe_violations(client: &Client, options: &Value, impacts: &[&str]) -> Result<Value, CheckError> {
     let source = axe_source()?;
     if js(client, "return typeof window.axe === 'undefined';").await? == Value::Bool(true) {
         client.execute(&format!("{source}\n;return true;"), vec![]).await.map_err(|e| CheckError::Fail {
@@ -79,23 +92,19 @@ pub async fn accessible(client: &Client) -> Result<(), CheckError> {
             actual: e.to_string(),
         })?;
     }
-    let options = serde_json::json!({
-        "runOnly": {"type": "tag", "values": AXE_TAGS},
-        "rules": AXE_RULES_ELSEWHERE.iter().map(|r| (r.to_string(), serde_json::json!({"enabled": false}))).collect::<serde_json::Map<_, _>>(),
-        "resultTypes": ["violations"],
-    });
+    let impacts = serde_json::json!(impacts);
     let script = format!(
         r#"const done = arguments[arguments.length - 1];
+        const impacts = {impacts};
         axe.run(document, {options}).then(
-            (r) => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+            (r) => done(r.violations.filter(v => impacts.length === 0 || impacts.includes(v.impact))
                 .map(v => v.id + ' (' + v.impact + ': ' + v.help + ') at ' + v.nodes.map(n => n.target.join(' ')).join(', '))),
             (e) => done('axe-core failed: ' + e));"#
     );
-    let found = client
+    client
         .execute_async(&script, vec![])
         .await
-        .map_err(|e| CheckError::Fail { expected: "axe-core to run".into(), actual: e.to_string() })?;
-    fail("no serious or critical axe-core violation of the WCAG 2.x A/AA rules", &found)
+        .map_err(|e| CheckError::Fail { expected: "axe-core to run".into(), actual: e.to_string() })
 }
 
 /// 13.9: every named control at least 24 × 24 px, or clear of other targets as 2.5.8 allows.

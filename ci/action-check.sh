@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Checks the GitHub Action (action/), offline, in seconds: action.yml against GitHub's action schema
+# (check-jsonschema's vendored copy, pinned in ci/install-interop.sh), and that the validator refuses
+# broken copies; then action/run.sh as the action runs it — $GITHUB_STEP_SUMMARY and $GITHUB_OUTPUT in
+# temp files, the debug binaries — against the reference server (exit 0, passed > 0, failed = 0, a
+# summary), a broken variant (exit 1, failed > 0, the failure in the summary) and inputs it cannot
+# use (exit 2, the message annotated). Needs target/debug/mediacheck and broken-server (cargo build
+# --workspace --bins) and ci/interop/.venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=ci/interop/.venv/bin
+say() { printf 'action-check: %s\n' "$*"; }
+fail() { say "$*"; exit 1; }
+mediacheck=${MEDIACHECK:-$PWD/target/debug/mediacheck}
+broken_server=${BROKEN_SERVER:-$PWD/target/debug/broken-server}
+for binary in "$mediacheck" "$broken_server"; do
+    [ -x "$binary" ] || fail "$binary is missing (cargo build --workspace --bins)"
+done
+
+"$bin/check-jsonschema" --builtin-schema vendor.github-actions action/action.yml
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sed '0,/^      shell: bash$/{/^      shell: bash$/d}' action/action.yml > "$work/no-shell.yml"
+sed 's/^  using: composite$/  using: compsite/' action/action.yml > "$work/wrong-using.yml"
+for file in "$work"/*.yml; do
+    cmp -s "$file" action/action.yml && fail "the broken copy $(basename "$file") is not broken: action.yml changed shape"
+    if "$bin/check-jsonschema" --builtin-schema vendor.github-actions "$file" > /dev/null 2>&1; then
+        fail "check-jsonschema passed a broken action: $(basename "$file")"
+    fi
+done
+
+# A few fast cases that need no browser; the broken variant fails them all.
+only='errors.*'
+run() { # name, then VAR=value... for action/run.sh
+    local name=$1
+    shift
+    : > "$work/$name.summary"
+    : > "$work/$name.output"
+    set +e
+    env GITHUB_STEP_SUMMARY="$work/$name.summary" GITHUB_OUTPUT="$work/$name.output" MEDIACHECK="$mediacheck" \
+        INPUT_ONLY="$only" INPUT_REPORT_DIR="$work/$name" "$@" bash action/run.sh > "$work/$name.log" 2>&1
+    code=$?
+    set -e
+}
+output() { sed -n "s/^$2=//p" "$work/$1.output"; }
+show() { cat "$work/$1.log" "$work/$1.output" "$work/$1.summary"; }
+
+run reference INPUT_SPAWN="$mediacheck serve-reference --config {config} --port {port} {scripts}"
+[ "$code" = 0 ] || { show reference; fail "against the reference server run.sh exited $code"; }
+passed=$(output reference passed)
+[ "${passed:-0}" -gt 0 ] && [ "$(output reference failed)" = 0 ] && [ "$(output reference exit-code)" = 0 ] \
+    || { show reference; fail "against the reference server the outputs are not passed > 0, failed = 0"; }
+[ -s "$(output reference report)" ] || { show reference; fail "no HTML report at '$(output reference report)'"; }
+grep -q '^## mediacheck passed: ' "$work/reference.summary" || { show reference; fail "no summary written"; }
+
+run broken INPUT_SPAWN="$broken_server --variant plain-errors --config {config} --port {port} {scripts}"
+[ "$code" = 1 ] || { show broken; fail "against the broken variant plain-errors run.sh exited $code, not 1"; }
+failed=$(output broken failed)
+[ "${failed:-0}" -gt 0 ] && [ "$(output broken exit-code)" = 1 ] || { show broken; fail "failed is '$failed'"; }
+grep -q '^#### `errors.json-404` — SPEC 3.4 MUST' "$work/broken.summary" \
+    && grep -q '^mediacheck run --only errors.json-404 --spawn ' "$work/broken.summary" \
+    || { show broken; fail "the summary does not list the failure with its replay"; }
+grep -q '^::error title=mediacheck::' "$work/broken.log" || { show broken; fail "no error annotation"; }
+
+run refused INPUT_SPAWN="$mediacheck serve-reference --config {config} --port {port}" INPUT_GEN_BUDGET=0
+[ "$code" = 2 ] || { show refused; fail "--gen-budget 0: run.sh exited $code, not 2"; }
+grep -q "^::error title=mediacheck::mediacheck run exited with 2: error: invalid value '0' for '--gen-budget" \
+    "$work/refused.log" || { show refused; fail "a refused input's message is not annotated"; }
+grep -q "^## mediacheck could not run" "$work/refused.summary" || { show refused; fail "no summary of the refusal"; }
+[ -z "$(output refused failed)" ] || { show refused; fail "a refused run has counts"; }
+
+say "action.yml valid and 2 broken copies refused; run.sh: reference $passed passed (exit 0), plain-errors $failed failed (exit 1), a bad input refused (exit 2)"
