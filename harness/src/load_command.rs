@@ -29,6 +29,10 @@ pub struct LoadArgs {
     /// send time.
     #[arg(long)]
     rate: Option<f64>,
+    /// Open loop: the connections the requests share (the whole run's); a request that waits for one
+    /// is late, and its latency says so.
+    #[arg(long, requires = "rate", default_value_t = harness::load::options::DEFAULT_OPEN_CONNECTIONS)]
+    connections: usize,
     /// How long to send requests (e.g. 30s, 2m; at most 1 hour).
     #[arg(long, default_value = "10s", value_parser = harness::load::options::parse_duration)]
     duration: Duration,
@@ -100,7 +104,9 @@ pub fn main(args: LoadArgs) -> ExitCode {
         return merge_command(&dirs, json);
     }
     let pace = match args.rate {
-        Some(rate) if rate > 0.0 && rate.is_finite() => Pace::Open { rate },
+        Some(rate) if rate > 0.0 && rate.is_finite() => {
+            Pace::Open { rate, connections: args.connections.clamp(1, 10_000) }
+        }
         Some(_) => return usage("--rate must be a number of requests per second above 0"),
         None => Pace::Closed { concurrency: args.concurrency.unwrap_or(8).clamp(1, 10_000) },
     };

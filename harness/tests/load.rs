@@ -17,7 +17,7 @@ use harness::load::{LoadOptions, LoadScenario, Pace};
 async fn every_scenario_runs_briefly_with_nothing_lost() {
     let target = harness::load::setup::embedded().await.expect("the embedded server");
     for scenario in [LoadScenario::MediaGet, LoadScenario::ChatImage, LoadScenario::CacheWrite, LoadScenario::Mixed] {
-        for pace in [Pace::Closed { concurrency: 4 }, Pace::Open { rate: 20.0 }] {
+        for pace in [Pace::Closed { concurrency: 4 }, Pace::Open { rate: 20.0, connections: 4 }] {
             let options = LoadOptions::whole(scenario, pace, Duration::from_millis(1500), 200);
             let report = harness::load::run(&options, &target).await.expect("a report");
             assert_eq!(report.lost, 0, "{scenario:?} {pace:?}:\n{}", report.text());
@@ -110,4 +110,26 @@ async fn load_refuses_a_host_that_is_not_loopback() {
     let refused = harness::load::setup::url("http://192.0.2.1:80", None, vec!["x".into()], false);
     assert!(refused.err().is_some_and(|e| e.to_string().contains("--allow-remote")));
     assert!(harness::load::setup::url("http://127.0.0.1:80", None, vec!["x".into()], false).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_closes_every_connection_after_its_answer_is_loaded_without_errors() {
+    let body = b"\x89PNG a picture".repeat(3000);
+    let name = format!("{}.png", fixtures::images::sha256_hex(&body));
+    let app = axum::Router::new().route(
+        "/tool-media/{name}",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([(axum::http::header::CONNECTION, "close")], body) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let target = harness::load::setup::url(&format!("http://{addr}"), None, vec![name], false).expect("loopback");
+    for pace in [Pace::Closed { concurrency: 3 }, Pace::Open { rate: 200.0, connections: 3 }] {
+        let options = LoadOptions::whole(LoadScenario::MediaGet, pace, Duration::from_secs(30), 60);
+        let report = harness::load::run(&options, &target).await.expect("a report");
+        assert_eq!((report.ok, report.errors, report.lost), (60, 0, 0), "{pace:?}:\n{}", report.text());
+    }
 }

@@ -2,7 +2,7 @@
 //! started on a fixed schedule, latency counted from the intended start), and the progress bar.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -10,11 +10,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::LoadError;
 use super::cost::{Cost, Cpu};
 use super::integrity::Proven;
-use super::options::{LoadOptions, MAX_IN_FLIGHT, Op, Pace};
+use super::options::{LoadOptions, Op, Pace};
 use super::recorder::Recorder;
 use super::report::{LoadReport, Memory, Timing};
 use super::setup::LoadTarget;
-use super::wire::{Conn, ConnPool, Wire};
+use super::wire::{Conn, Wire};
 use super::workloads::{MediaTarget, chat_turn, media_get};
 use crate::http::Http;
 
@@ -111,7 +111,7 @@ pub async fn run(options: &LoadOptions, target: &LoadTarget) -> Result<LoadRepor
     };
     match options.pace {
         Pace::Closed { .. } => closed(options, &traffic, &sent, &sends).await,
-        Pace::Open { rate } => open(options, &traffic, &sent, &sends, rate, started).await,
+        Pace::Open { rate, .. } => open(options, &traffic, &sent, &sends, rate, started).await,
     }
     let elapsed = started.elapsed();
     let cpu = Cpu::now().since(cpu);
@@ -167,8 +167,15 @@ async fn closed(options: &LoadOptions, traffic: &Traffic, sent: &Arc<AtomicU64>,
     futures::future::join_all(workers).await;
 }
 
+/// The tokio timer's resolution: a sleep ends up to this late, so a worker wakes this much before a
+/// request's time and, if still early, sends it at once.
+const TIMER_SLACK: Duration = Duration::from_millis(1);
+
 /// Requests on the run's fixed schedule (request `k` at `k / rate` after the start), this segment's
-/// `k` only; latency counts from the intended send time.
+/// `k` only, over this segment's share of the connections: each worker takes the next request of the
+/// schedule when its last one ended. Latency counts from the intended send time, or from the actual
+/// one when that was earlier (a wake-up within [`TIMER_SLACK`] of it): a request that waited for a
+/// connection or for the timer is counted late, never early.
 async fn open(
     options: &LoadOptions,
     traffic: &Traffic,
@@ -178,35 +185,31 @@ async fn open(
     started: Instant,
 ) {
     let deadline = started + options.duration;
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let pool = Arc::new(ConnPool::default());
     let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
-    let mut tasks = Vec::new();
-    let mut local: u64 = 0;
-    loop {
-        let index = options.segment.global(local);
-        let intended = started + interval.mul_f64(index as f64);
-        if intended >= deadline || (options.max_requests > 0 && index >= options.max_requests) {
-            break;
-        }
-        tokio::time::sleep_until(intended.into()).await;
-        sent.fetch_add(1, Ordering::Relaxed);
-        sends.now();
-        if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
-            traffic.recorder.error("overload: too many requests in flight");
-        } else {
-            in_flight.fetch_add(1, Ordering::Relaxed);
-            let (traffic, in_flight, pool) = (traffic.clone(), Arc::clone(&in_flight), Arc::clone(&pool));
-            tasks.push(tokio::spawn(async move {
-                let mut conn = pool.take();
-                traffic.request(index, intended, &mut conn).await;
-                pool.put(conn);
-                in_flight.fetch_sub(1, Ordering::Relaxed);
-            }));
-        }
-        local += 1;
-    }
-    futures::future::join_all(tasks).await;
+    let next = Arc::new(AtomicU64::new(0));
+    let (segment, max_requests) = (options.segment, options.max_requests);
+    let workers = (0..options.workers()).map(|_| {
+        let (traffic, sent, sends, next) = (traffic.clone(), Arc::clone(sent), Arc::clone(sends), Arc::clone(&next));
+        tokio::spawn(async move {
+            let mut conn = Conn::default();
+            loop {
+                let index = segment.global(next.fetch_add(1, Ordering::Relaxed));
+                let intended = started + interval.mul_f64(index as f64);
+                if intended >= deadline || (max_requests > 0 && index >= max_requests) {
+                    break;
+                }
+                if let Some(wake) = intended.checked_sub(TIMER_SLACK)
+                    && wake > Instant::now()
+                {
+                    tokio::time::sleep_until(wake.into()).await;
+                }
+                sent.fetch_add(1, Ordering::Relaxed);
+                sends.now();
+                traffic.request(index, intended.min(Instant::now()), &mut conn).await;
+            }
+        })
+    });
+    futures::future::join_all(workers.collect::<Vec<_>>()).await;
 }
 
 fn progress_bar(options: &LoadOptions) -> ProgressBar {

@@ -372,7 +372,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         ),
     }];
     let mut sent_per_second = None;
-    if let Pace::Open { rate } = pace
+    if let Pace::Open { rate, .. } = pace
         && last_send > first_send
         && sent > 1
     {

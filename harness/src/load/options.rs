@@ -113,6 +113,10 @@ pub enum Pace {
     Open {
         /// Requests per second.
         rate: f64,
+        /// Connections the requests share (each request takes the next free one; one that waits for
+        /// a connection is late, and its latency counts from its intended time all the same).
+        #[serde(default = "default_open_connections")]
+        connections: usize,
     },
 }
 
@@ -159,9 +163,8 @@ impl LoadOptions {
     /// request cap smaller than the segments, a start further in the past than the run is long.
     pub fn check(&self, now: SystemTime) -> Result<(), LoadError> {
         let segments = u64::from(self.segment.count);
-        if let Pace::Closed { concurrency } = self.pace
-            && (concurrency as u64) < segments
-        {
+        let (Pace::Closed { concurrency } | Pace::Open { connections: concurrency, .. }) = self.pace;
+        if (concurrency as u64) < segments {
             return Err(LoadError::TooFewWorkers { concurrency, segments });
         }
         if self.max_requests > 0 && self.max_requests < segments {
@@ -181,12 +184,14 @@ impl LoadOptions {
         Ok(())
     }
 
-    /// Requests in flight at once in a closed loop, for this segment.
+    /// Requests in flight at once at most (closed loop: workers; open loop: connections), for this
+    /// segment.
     pub fn workers(&self) -> usize {
-        match self.pace {
-            Pace::Closed { concurrency } => self.segment.share(concurrency.max(1) as u64) as usize,
-            Pace::Open { .. } => 0,
-        }
+        let total = match self.pace {
+            Pace::Closed { concurrency } => concurrency,
+            Pace::Open { connections, .. } => connections,
+        };
+        self.segment.share(total.max(1) as u64) as usize
     }
 }
 
@@ -194,8 +199,12 @@ impl LoadOptions {
 pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
 /// The longest run accepted.
 pub const MAX_DURATION: Duration = Duration::from_secs(3600);
-/// Open-loop requests in flight beyond which new ones are counted as `overload` errors, not sent.
-pub const MAX_IN_FLIGHT: usize = 4096;
+/// The open loop's connections unless `--connections` says otherwise.
+pub const DEFAULT_OPEN_CONNECTIONS: usize = 64;
+
+fn default_open_connections() -> usize {
+    DEFAULT_OPEN_CONNECTIONS
+}
 
 /// Reads `30s`, `1.5m`, `500ms` or a plain number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, LoadError> {

@@ -96,7 +96,7 @@ impl LoadReport {
         if options.segment.count > 1 {
             let workers = match options.pace {
                 Pace::Closed { .. } => format!(", {} of the workers", options.workers()),
-                Pace::Open { .. } => String::new(),
+                Pace::Open { .. } => format!(", {} of the connections", options.workers()),
             };
             notes.push(format!("segment {}: one request in every {}{workers}", options.segment, options.segment.count));
         }
@@ -151,7 +151,9 @@ pub fn render(
     let errors: u64 = recorded.errors.values().sum();
     let pace_text = match pace {
         Pace::Closed { concurrency } => format!("closed loop, {concurrency} concurrent"),
-        Pace::Open { rate } => format!("open loop, {rate} requests/s (latency from the intended send time)"),
+        Pace::Open { rate, connections } => {
+            format!("open loop, {rate} requests/s over {connections} connections (latency from the intended send time)")
+        }
     };
     let mut text = String::new();
     let _ = writeln!(text, "mediacheck load — {} · {pace_text} · {:.1} s", scenario.name(), seconds);

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use super::intervals::{file_name, write_log};
-use super::options::{LoadOptions, Pace};
+use super::options::LoadOptions;
 use super::report::LoadReport;
 use super::segment::{Start, unix_ms, unix_us};
 
@@ -78,7 +78,7 @@ pub fn write(
         "segment": options.segment,
         "identity": identity,
         "share": {
-            "workers": match options.pace { Pace::Closed { .. } => Some(options.workers()), Pace::Open { .. } => None },
+            "workers": options.workers(),
             "max_requests": (options.max_requests > 0).then(|| options.segment.share(options.max_requests)),
         },
         "timing": {

@@ -109,7 +109,8 @@ pub async fn fetch_and_check(
     tokio::time::timeout(exchange_timeout(), fetch).await.unwrap_or(Err(Failure::Http("timeout")))
 }
 
-/// `GET /tool-media/<name>` on the worker's own connection.
+/// `GET /tool-media/<name>` on the worker's own connection, the body checked chunk by chunk as it
+/// arrives.
 pub async fn media_get(
     wire: &Wire,
     conn: &mut Conn,
@@ -118,15 +119,34 @@ pub async fn media_get(
     recorder: &Recorder,
     intended: Instant,
 ) {
-    let fetch = async {
-        let response = wire.get(conn, &target.path).await.map_err(|e| Failure::Http(e.kind()))?;
-        check_answer(response, &target.name, proven, recorder, false).await
-    };
-    match tokio::time::timeout(exchange_timeout(), fetch).await.unwrap_or(Err(Failure::Http("timeout"))) {
-        Ok(()) => {
-            conn.idle_from_now();
-            recorder.completed(Op::MediaGet, intended.elapsed());
+    let mut check = proven.check(&target.name);
+    let mut len = 0;
+    let fetch = wire.fetch(conn, &target.path, |status, data| {
+        if status == 200 {
+            check.feed(data);
+            len += data.len();
         }
+    });
+    let outcome = match tokio::time::timeout(exchange_timeout(), fetch).await {
+        Ok(Ok(200)) => match check.finish() {
+            (true, how) => {
+                recorder.picture(&target.name, true, len, false, how);
+                Ok(())
+            }
+            (false, how) => {
+                recorder.picture(&target.name, false, len, false, how);
+                Err(Failure::Integrity)
+            }
+        },
+        Ok(Ok(status)) => {
+            recorder.picture(&target.name, false, 0, false, How::Hashed);
+            Err(Failure::Status(status))
+        }
+        Ok(Err(error)) => Err(Failure::Http(error.kind())),
+        Err(_) => Err(Failure::Http("timeout")),
+    };
+    match outcome {
+        Ok(()) => recorder.completed(Op::MediaGet, intended.elapsed()),
         Err(kind) => {
             *conn = Conn::default();
             recorder.error(format!("media-get: {kind}"));
