@@ -86,7 +86,7 @@ def run_oha(args, url, connections, _size, rate=None):
 def run_mediacheck(args, url, connections, _size, rate=None, work=None):
     base, name = url.rsplit("/tool-media/", 1)
     out = os.path.join(work, "mediacheck.json")
-    pace = ["--rate", str(rate)] if rate else ["--concurrency", str(connections)]
+    pace = ["--rate", str(rate), "--connections", str(connections)] if rate else ["--concurrency", str(connections)]
     done, cpu = timed([args.mediacheck, "load", "--scenario", "media-get", "--url", base, "--api-key", KEY,
                        "--media", name, "--duration", f"{args.duration}s", "--json", out] + pace)
     report = json.load(open(out))
@@ -153,22 +153,23 @@ def main():
     print(f"GET /tool-media, closed loop, {args.duration} s a run, {args.rounds} rounds, tools in rotating order; "
           f"{os.cpu_count()} cores shared by the server and the tool; wrk {versions['wrk']} (-t2), oha {versions['oha']}")
     print()
-    print("| picture | connections | wrk req/s | oha req/s | mediacheck req/s | mediacheck ÷ wrk | "
+    print("| picture | connections | wrk req/s | oha req/s | mediacheck req/s | mediacheck ÷ wrk, slowest ÷ fastest (means) | "
           "CPU s per 1,000 requests: wrk / oha / mediacheck | bodies checked (compared with a proven copy) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, _ in sizes:
         for c in connections:
             w, o, m = (closed[(label, c, t)] for t in ("wrk", "oha", "mediacheck"))
             ratio = min(x["rps"] for x in m) / max(x["rps"] for x in w)
+            mean_ratio = (sum(x["rps"] for x in m) / len(m)) / (sum(x["rps"] for x in w) / len(w))
             cpu = " / ".join(f"{sum(x['cpu'] for x in runs) * 1000 / max(1, sum(x['requests'] for x in runs)):.3f}"
                              for runs in (w, o, m))
             checked = sum(x["checked"] for x in m)
             compared = sum(x["compared"] for x in m)
             print(f"| {label} | {c} | {span([x['rps'] for x in w])} | {span([x['rps'] for x in o])} | "
-                  f"{span([x['rps'] for x in m])} (lost: {sum(x['lost'] for x in m)}) | {ratio:.2f}× | {cpu} | "
+                  f"{span([x['rps'] for x in m])} (lost: {sum(x['lost'] for x in m)}) | {ratio:.2f}× ({mean_ratio:.2f}×) | {cpu} | "
                   f"{checked:,} ({compared:,}) |")
     print()
-    print(f"Open loop at half of wrk's best rate, {connections[0]} connections for oha; latency from the intended "
+    print(f"Open loop at half of wrk's best rate, {connections[0]} connections for both; latency from the intended "
           "send time in both (oha --latency-correction)")
     print()
     print("| picture | rate req/s | mediacheck p50 / p99 ms | oha p50 / p99 ms | mediacheck lost |")
