@@ -74,6 +74,18 @@ pub fn by_section(verdicts: &[Verdict]) -> Vec<(&'static str, Vec<&Verdict>)> {
     sections.into_iter().map(|s| (s, verdicts.iter().filter(|v| section(v) == s).collect())).collect()
 }
 
+/// Per SPEC section, in numeric order: the section, its title and its counts (both summaries'
+/// tables).
+pub fn counts_by_section(verdicts: &[Verdict]) -> Vec<(&'static str, &'static str, Summary)> {
+    by_section(verdicts)
+        .into_iter()
+        .map(|(section, in_section)| {
+            let owned: Vec<Verdict> = in_section.into_iter().cloned().collect();
+            (section, section_title(section), Summary::of(&owned))
+        })
+        .collect()
+}
+
 /// An outcome as the reports write it (`pass`, `FAIL`, `warn`, `not-run`).
 pub fn mark(outcome: Outcome) -> &'static str {
     match outcome {

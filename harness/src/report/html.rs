@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::replay::{RunFacts, is_generated};
 use super::screenshots::{self, Album, CaseShots};
-use super::{Summary, by_section, mark, not_run_line, section_title};
+use super::{Summary, by_section, counts_by_section, mark, not_run_line, section_title};
 use crate::baseline::Comparison;
 use crate::case::Level;
 use crate::coverage::{SPEC, clause_text};
@@ -109,14 +109,12 @@ fn counts(out: &mut String, verdicts: &[Verdict], baseline: Option<&Comparison>,
          <thead><tr><th scope=\"col\">§</th><th scope=\"col\" class=\"title\">Section</th><th scope=\"col\">pass</th>\
          <th scope=\"col\">fail</th><th scope=\"col\">warn</th><th scope=\"col\">not run</th></tr></thead>\n<tbody>"
     );
-    for (section, in_section) in by_section(verdicts) {
-        let owned: Vec<Verdict> = in_section.into_iter().cloned().collect();
-        let s = Summary::of(&owned);
+    for (section, title, s) in counts_by_section(verdicts) {
         let _ = writeln!(
             out,
             "<tr><td>{0}</td><td class=\"title\">{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td></tr>",
             esc(section),
-            esc(section_title(section)),
+            esc(title),
             s.pass,
             s.fail,
             s.warn,

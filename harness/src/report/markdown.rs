@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use super::replay::{RunFacts, is_generated};
-use super::{Summary, by_section, not_run_line, section_title};
+use super::{Summary, counts_by_section, not_run_line};
 use crate::baseline::Comparison;
 use crate::case::Level;
 use crate::runner::{Outcome, Verdict};
@@ -85,14 +85,12 @@ pub fn markdown(facts: &RunFacts, verdicts: &[Verdict], baseline: Option<&Compar
 
 fn counts_table(out: &mut String, verdicts: &[Verdict]) {
     let _ = writeln!(out, "| § | section | pass | fail | warn | not run |\n|--:|---|--:|--:|--:|--:|");
-    for (section, in_section) in by_section(verdicts) {
-        let owned: Vec<Verdict> = in_section.into_iter().cloned().collect();
-        let s = Summary::of(&owned);
+    for (section, title, s) in counts_by_section(verdicts) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
             inline(section),
-            inline(section_title(section)),
+            inline(title),
             s.pass,
             s.fail,
             s.warn,
