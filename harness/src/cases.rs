@@ -21,9 +21,11 @@ mod log_lines;
 mod mcp_config_file;
 mod page;
 mod page_held;
+mod page_hostile;
 mod page_in_browser;
 mod page_layout;
 mod page_notes;
+mod page_policy;
 mod page_replay;
 mod page_send;
 mod page_stream;
@@ -94,6 +96,8 @@ pub fn all() -> Vec<Case> {
         page_stream::cases(),
         page_held::cases(),
         page_send::cases(),
+        page_hostile::cases(),
+        page_policy::cases(),
         generated::cases(),
     ]
     .concat()

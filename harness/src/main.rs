@@ -134,6 +134,9 @@ enum Command {
         #[arg(long, default_value = "")]
         marker: String,
     },
+    /// Serve an MCP server whose tool names and results carry hostile text (SPEC 13.22) on stdin/stdout.
+    #[command(hide = true)]
+    HostileTextMcp,
     /// List the cases without running them.
     List {
         /// Also show which broken server variants each case is proven to fail against, and every SPEC
@@ -184,6 +187,18 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::from(exit::PASSED),
                 Err(error) => {
                     eprintln!("mediacheck fixture-mcp: {error}");
+                    ExitCode::from(exit::FAILED)
+                }
+            }
+        }
+        Command::HostileTextMcp => {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return ExitCode::from(exit::USAGE);
+            };
+            match runtime.block_on(fixtures::hostile_text::serve_stdio()) {
+                Ok(()) => ExitCode::from(exit::PASSED),
+                Err(error) => {
+                    eprintln!("mediacheck hostile-text-mcp: {error}");
                     ExitCode::from(exit::FAILED)
                 }
             }

@@ -76,3 +76,16 @@ async fn web_dir_serves_the_page_from_a_folder_on_every_request() {
     let page = client().get(compiled.url("/")).send().await.expect("sent").text().await.expect("body");
     assert!(page.contains("data-strata"), "the compiled-in page: {page}");
 }
+
+/// SPEC 13.23: the page comes with its Content-Security-Policy (its own scripts only, nothing embedded,
+/// no `<base>`, no framing); a refusal of the page's route is JSON and needs none.
+#[tokio::test]
+async fn spec_13_23_the_page_comes_with_its_policy() {
+    let server = start(json!({})).await;
+    let page = client().get(server.url("/")).send().await.expect("sent");
+    let policy = page.headers()["content-security-policy"].to_str().expect("ASCII").to_string();
+    for directive in ["script-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"] {
+        assert!(policy.split(';').any(|d| d.trim() == directive), "{directive} in {policy}");
+    }
+    assert!(!policy.contains("unsafe"), "{policy}");
+}

@@ -62,6 +62,15 @@ pub enum Framing {
     /// Chat requests answered by the proxy itself, never forwarded: `502 Bad Gateway` with an HTML
     /// page, as a reverse proxy answers when the server behind it is down.
     GatewayDown,
+    /// Chat requests whose body holds `marker` answered by the proxy itself, never forwarded: a 400
+    /// with SPEC 2.8's JSON error whose `message` is `message` (a refusal's text is the server's, to
+    /// the page); the rest forwarded as served.
+    Refuses {
+        /// What a refused request's body holds.
+        marker: &'static str,
+        /// The refusal's message.
+        message: &'static str,
+    },
 }
 
 /// What [`Framing::GatewayDown`] answers a chat request with.
@@ -164,6 +173,18 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             kept.extend_from_slice(GATEWAY_PAGE.as_bytes());
         }
         return (StatusCode::BAD_GATEWAY, [(header::CONTENT_TYPE, "text/html")], GATEWAY_PAGE).into_response();
+    }
+    if let Framing::Refuses { marker, message } = shared.framing
+        && chat
+        && String::from_utf8_lossy(&body).contains(marker)
+    {
+        let refusal = serde_json::json!({"error": {"type": "invalid_request_error", "message": message}}).to_string();
+        if let Some(sink) = &sink
+            && let Ok(mut kept) = sink.lock()
+        {
+            kept.extend_from_slice(refusal.as_bytes());
+        }
+        return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], refusal).into_response();
     }
     let mut outgoing = shared.client.request(parts.method.clone(), format!("{}{target}", shared.upstream)).body(body);
     for (name, value) in &parts.headers {

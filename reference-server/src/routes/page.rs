@@ -1,7 +1,9 @@
 //! The chat page (SPEC §13): `GET /` and `GET /web/<asset>`, vanilla HTML, CSS and JS compiled into the
 //! binary. Only bare asset names the page is made of are served (strata-wire C-B5), with `no-cache`.
 //! In development (`--web-dir DIR`) the same names are read from that folder on every request instead,
-//! so a changed page (a Stryker mutant, say) is served without a rebuild.
+//! so a changed page (a Stryker mutant, say) is served without a rebuild. The page itself comes with a
+//! Content-Security-Policy (SPEC 13.23): script from its own origin only, no plugins, no `<base>`, no
+//! framing — so text from a model or a tool that some bug drew as markup still could not run.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -17,6 +19,11 @@ const INDEX_NAME: &str = "index.html";
 const INDEX: &str = include_str!("../../web/index.html");
 const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
+/// The page's policy (SPEC 13.23): its own scripts only (no inline script or handler, no eval), nothing
+/// embedded, no `<base>`, no framing, no form posted elsewhere. Fetches are left free: a browser-driven
+/// suite reads the page's `blob:` downloads with `fetch` in the page.
+const POLICY: &str =
+    "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 const ASSETS: [(&str, &str, &str); 8] = [
     ("app.js", JS, include_str!("../../web/app.js")),
     ("state.js", JS, include_str!("../../web/state.js")),
@@ -30,7 +37,11 @@ const ASSETS: [(&str, &str, &str); 8] = [
 
 /// `GET /`.
 pub async fn index(State(state): State<Arc<AppState>>) -> Response {
-    serve(&state, INDEX_NAME, HTML, INDEX).await
+    let mut response = serve(&state, INDEX_NAME, HTML, INDEX).await;
+    if response.status() == StatusCode::OK {
+        response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY));
+    }
+    response
 }
 
 /// `GET /web/<name>`.
