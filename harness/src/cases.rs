@@ -20,11 +20,13 @@ mod lifting;
 mod log_lines;
 mod mcp_config_file;
 mod page;
+mod page_every_value;
 mod page_held;
 mod page_hostile;
 mod page_in_browser;
 mod page_layout;
 mod page_notes;
+mod page_once;
 mod page_policy;
 mod page_replay;
 mod page_send;
@@ -96,6 +98,7 @@ pub fn all() -> Vec<Case> {
         page_stream::cases(),
         page_held::cases(),
         page_send::cases(),
+        page_every_value::cases(),
         page_hostile::cases(),
         page_policy::cases(),
         generated::cases(),

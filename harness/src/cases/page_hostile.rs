@@ -1,6 +1,6 @@
 //! SPEC 13.22 in a real browser: hostile text on every surface the page draws, shown as its characters.
 //!
-//! One server and one visit at 768 px serve the five cases (a [`crate::context::Group`]): a turn whose
+//! One server and one visit at 768 px serve the five cases (`page_once`): a turn whose
 //! reasoning and answer (before and after the calls) are the payloads of `fixtures::hostile_text`,
 //! whose three calls go to an MCP server named with them, to tools named with them, with an argument,
 //! a result, an error and a resource link made of them, on a server whose model is named with them;
@@ -16,9 +16,11 @@ use std::sync::LazyLock;
 use fixtures::hostile_text::{RESULT_SURFACE, TOOL_SURFACE, hostile_text, link_uri, token, tool_names};
 use serde_json::{Value, json};
 
-use super::page_in_browser::{Visit, open};
+use futures::future::BoxFuture;
+
+use super::page_in_browser::Visit;
+use super::page_once::{Point, visited};
 use super::page_policy::policy_holds;
-use crate::browser::driver;
 use crate::browser::page::{idle, js, open_every_tool_with_results, reload, sel, send, tools_settled, wait_until};
 use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckError, CheckResult, expect};
@@ -137,53 +139,16 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-/// What the page showed at one point of the visit ([`look`]'s facts).
-struct Point {
-    name: &'static str,
-    facts: Value,
-}
-
-/// What the visit saw: the case that made it (the screenshots are under its name), the points it
-/// reached, every request the page made, and why it stopped early, if it did.
-struct Visited {
-    by: &'static str,
-    points: Vec<Point>,
-    requests: Vec<String>,
-    broke: Option<CheckError>,
-}
-
 const STREAMED: &str = "after the turn";
 const REFUSAL_SHOWN: &str = "after the refused turn";
 const RELOADED: &str = "after a reload";
 
-async fn visit(ctx: &Ctx, case: &'static str) -> Visited {
-    let mut visited = Visited { by: case, points: Vec::new(), requests: Vec::new(), broke: None };
-    let driver = match driver::driver().await {
-        Ok(driver) => driver,
-        Err(error) => {
-            visited.broke = Some(error);
-            return visited;
-        }
-    };
-    let framing = Framing::Refuses { marker: REFUSED, message: REFUSAL.as_str() };
-    let visit = match open(ctx, &driver, case, 768, ctx.http.base(), framing).await {
-        Ok(visit) => visit,
-        Err(error) => {
-            visited.broke = Some(error);
-            return visited;
-        }
-    };
-    if let Err(error) = walk(&visit, &mut visited.points).await {
-        visit.session.screenshot("failed").await;
-        visited.broke = Some(error);
-    }
-    visited.requests = visit.proxy.log().into_iter().map(|r| r.target).collect();
-    visit.session.close().await;
-    visited
+/// The visit's steps: the turn, the refused turn, a reload — the page read after each.
+fn walk<'a>(visit: &'a Visit<'a>, points: &'a mut Vec<Point>) -> BoxFuture<'a, CheckResult> {
+    Box::pin(walk_on(visit, points))
 }
 
-/// The visit's steps: the turn, the refused turn, a reload — the page read after each.
-async fn walk(visit: &Visit<'_>, points: &mut Vec<Point>) -> CheckResult {
+async fn walk_on(visit: &Visit<'_>, points: &mut Vec<Point>) -> CheckResult {
     let client = visit.client();
     send(client, "Show me what the tools say").await?;
     wait_until(client, &tools_settled(3), 30, "three tool blocks settled and the turn over").await?;
@@ -240,13 +205,11 @@ async fn look(visit: &Visit<'_>) -> Result<Value, CheckError> {
     js(visit.client(), &script).await
 }
 
-/// The case `case`'s verdict: the visit (made by the first of the group's cases to ask), then `rule`
-/// at each point, the page's policy, and the rules every case holds for its `surfaces`.
+/// The case `case`'s verdict: the group's visit, then `rule` at each point, the page's policy, and the
+/// rules every case holds for its `surfaces`.
 async fn judged(ctx: &Ctx, case: &'static str, surfaces: &[&str], rule: fn(&Point) -> CheckResult) -> CheckResult {
-    let visited = ctx.group.once("page hostile visit", || visit(ctx, case)).await;
-    if visited.by != case {
-        driver::share_screenshots(visited.by, case);
-    }
+    let framing = Framing::Refuses { marker: REFUSED, message: REFUSAL.as_str() };
+    let visited = visited(ctx, "page hostile visit", case, framing, walk).await;
     for point in &visited.points {
         nothing_made(point, surfaces)?;
         rule(point)?;
@@ -256,7 +219,8 @@ async fn judged(ctx: &Ctx, case: &'static str, surfaces: &[&str], rule: fn(&Poin
     }
     for surface in surfaces {
         let canary = format!("{}{}", fixtures::hostile_text::CANARY_PATH, token(surface));
-        let fetched: Vec<&String> = visited.requests.iter().filter(|r| r.contains(&token(surface))).collect();
+        let fetched: Vec<&String> =
+            visited.log.iter().map(|r| &r.target).filter(|target| target.contains(&token(surface))).collect();
         expect(
             fetched.is_empty(),
             format!("no request a {surface} payload makes (to {canary}/…)"),
