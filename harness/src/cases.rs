@@ -20,6 +20,7 @@ mod lifting;
 mod log_lines;
 mod mcp_config_file;
 mod page;
+mod page_contract;
 mod page_every_value;
 mod page_held;
 mod page_hostile;
@@ -30,8 +31,10 @@ mod page_once;
 mod page_policy;
 mod page_replay;
 mod page_send;
+mod page_stop;
 mod page_stream;
 mod page_tool_blocks;
+mod page_visit;
 mod page_walk;
 mod process;
 mod references;
@@ -91,6 +94,8 @@ pub fn all() -> Vec<Case> {
         vision::cases(),
         page::cases(),
         page_in_browser::cases(),
+        page_stop::cases(),
+        page_contract::cases(),
         page_tool_blocks::cases(),
         page_layout::cases(),
         page_replay::cases(),

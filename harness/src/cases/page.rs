@@ -1,5 +1,5 @@
 //! SPEC 13.1: the chat page is served. (How it looks and behaves at each width is checked in a real
-//! browser by the cases of `page_in_browser`.)
+//! browser by the other `page_*` cases.)
 
 use super::case;
 use crate::case::{Case, CheckResult, expect, expect_eq};

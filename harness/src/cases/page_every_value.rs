@@ -12,8 +12,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::common::{answer, sha256};
-use super::page_in_browser::Visit;
 use super::page_once::{Point, Visited, visited};
+use super::page_visit::Visit;
 use crate::browser::page::{
     downloads, idle, js, loaded_pictures, open_every_tool, reload, sel, send, tools_settled, wait_until,
 };

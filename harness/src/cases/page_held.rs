@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::common::{answer, call};
-use super::page_in_browser::{Visit, at_768, page};
+use super::page_visit::{Visit, at_768, page};
 use crate::browser::page::{downloads, enter_key, idle, js, loaded_pictures, reload, sel, send, shown, wait_until};
 use crate::case::{Case, CheckError, CheckResult, expect, expect_eq};
 use crate::cases::case;

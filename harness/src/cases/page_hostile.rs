@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 
 use futures::future::BoxFuture;
 
-use super::page_in_browser::Visit;
 use super::page_once::{Point, visited};
 use super::page_policy::policy_holds;
+use super::page_visit::Visit;
 use crate::browser::page::{idle, js, open_every_tool_with_results, reload, sel, send, tools_settled, wait_until};
 use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckError, CheckResult, expect};

@@ -9,7 +9,7 @@
 use futures::future::BoxFuture;
 
 use super::common::{answer, call};
-use super::page_in_browser::{Visit, page};
+use super::page_visit::{Visit, page};
 use super::page_walk::{Verdicts, Walk, judged};
 use crate::browser::layout::fits;
 use crate::browser::page::{idle, open_every_tool, sel, send, stop as click_stop, wait_until};

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::page_in_browser::{Visit, at_768, at_768_framed};
+use super::page_visit::{Visit, at_768, at_768_framed};
 use crate::browser::page::{enter_key, idle, js, sel, send, send_pasted, wait_until};
 use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckResult, expect};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::page_in_browser::{Visit, open};
+use super::page_visit::{Visit, open};
 use crate::browser::driver;
 use crate::browser::proxy::{Framing, Recorded};
 use crate::case::{CheckError, CheckResult};

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::common::call;
-use super::page_in_browser::{Visit, at_768, page};
+use super::page_visit::{Visit, at_768, page};
 use crate::browser::page::{idle, sel, send, tools_settled, wait_until};
 use crate::case::{Case, CheckResult, expect_eq};
 use crate::cases::case;

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::common::{answer, call};
-use super::page_in_browser::{Visit, at_768, page};
+use super::page_visit::{Visit, at_768, page};
 use crate::browser::page::{
     KEY_ENTER, KEY_RELEASE, KEY_SHIFT, click_mark, enter_key, idle, js, open_settings, reload, sel, send, shown,
     tools_settled, type_keys, wait_until,

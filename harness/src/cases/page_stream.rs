@@ -11,7 +11,7 @@ use serde_json::json;
 use std::time::Duration;
 
 use super::common::{answer, call};
-use super::page_in_browser::{Visit, at_768_framed};
+use super::page_visit::{Visit, at_768_framed};
 use crate::browser::page::{idle, js, no_debris, open_every_tool, sel, send, tools_settled, wait_until};
 use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckResult, expect, expect_eq};
@@ -27,7 +27,7 @@ const AFTER: &str = "Nachher: ñandú → 終わり 🏁 FRAMED-AFTER";
 
 /// A pass with reasoning, text and an echo call, then a pass with the closing text.
 const FRAMED: Scenario = own("page-framed", || {
-    super::page_in_browser::page(vec![
+    super::page_visit::page(vec![
         format!("{REASONING}{}", call("echo", &[("text", ECHOED)]).replacen("Let me check.", BEFORE, 1)),
         format!("</think>\n\n{AFTER}"),
     ])
@@ -36,7 +36,7 @@ const FRAMED: Scenario = own("page-framed", || {
 /// A first round that finishes (echo), then a second that runs for a minute (slow_picture), whose
 /// stream the proxy breaks 1.5 s after the call's `call` event.
 const BROKEN: Scenario = own("page-broken-stream", || {
-    super::page_in_browser::page(vec![
+    super::page_visit::page(vec![
         call("echo", &[("text", "vorher")]),
         call("slow_picture", &[("seconds", "60")]),
         answer("never shown"),

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::common::call;
-use super::page_in_browser::{ECHOED, Visit, at_768, page};
+use super::page_visit::{ECHOED, Visit, at_768, page};
 use crate::browser::page::{js, no_debris, open_every_tool_with_results, sel, send, tools_settled, wait_until};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::cases::case;

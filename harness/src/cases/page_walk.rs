@@ -11,7 +11,7 @@ use std::future::Future;
 
 use futures::future::BoxFuture;
 
-use super::page_in_browser::{Visit, WidthCheck, at_width, open};
+use super::page_visit::{Visit, WidthCheck, at_width, open};
 use crate::browser::driver;
 use crate::browser::proxy::Framing;
 use crate::case::{CheckError, CheckResult};
@@ -130,6 +130,16 @@ pub(super) async fn at_every_width(ctx: &Ctx, case: &'static str, check: WidthCh
     });
     verdict(&walk(ctx, case, vec![case], &steps).await, case, 1)
 }
+
+/// `async fn $case(ctx)`: the case `$id`, running `$check` at every width ([`at_every_width`]).
+macro_rules! every_width_cases {
+    ($($case:ident = $id:literal, $check:ident;)*) => {
+        $(async fn $case(ctx: $crate::context::Ctx) -> $crate::case::CheckResult {
+            $crate::cases::page_walk::at_every_width(&ctx, $id, $check).await
+        })*
+    };
+}
+pub(super) use every_width_cases;
 
 /// Lets a closure be [`StepsFn`] (the compiler infers the lifetimes it takes from this bound).
 fn steps_fn<F>(steps: F) -> F
