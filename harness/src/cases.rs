@@ -4,6 +4,7 @@ mod auth;
 mod auth_env_hosts;
 mod auth_quotes;
 mod chat;
+mod chat_body;
 mod chat_drain;
 mod chat_room;
 mod chat_turns;
@@ -78,6 +79,7 @@ pub fn all() -> Vec<Case> {
         status_counters::cases(),
         engine_delay::cases(),
         chat::cases(),
+        chat_body::cases(),
         chat_drain::cases(),
         chat_room::cases(),
         chat_turns::cases(),

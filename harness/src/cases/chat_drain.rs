@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 
 use super::case;
-use super::chat::ONE_MIB_BODIES;
+use super::chat_body::ONE_MIB_BODIES;
 use crate::case::{Case, CheckResult, expect};
 use crate::check::broken;
 use crate::context::Ctx;

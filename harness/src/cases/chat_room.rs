@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 use super::case;
-use super::chat::{ONE_MIB_BODIES, body_of};
+use super::chat_body::{ONE_MIB_BODIES, body_of};
 use super::common::{post_chat_body, post_then_read};
 use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
