@@ -37,6 +37,7 @@ mod page_stream;
 mod page_tool_blocks;
 mod page_visit;
 mod page_walk;
+mod picture_cache;
 mod process;
 mod references;
 mod result_text;
@@ -90,6 +91,7 @@ pub fn all() -> Vec<Case> {
         tool_loop::cases(),
         result_text::cases(),
         tool_pictures::cases(),
+        picture_cache::cases(),
         tool_media_route::cases(),
         references::cases(),
         lifting::cases(),
