@@ -14,8 +14,8 @@
 //!   reports (`report.json` as `mediacheck`'s, `report.md` for reading) written into one folder.
 //! - [`sheet`]: one PNG per step of the tour, the five widths side by side, labelled.
 //!
-//! Each rule is proven able to fail by a broken page of its own (`fixtures/src/broken/page.rs`, checked
-//! by `harness/tests/broken_variants.rs`).
+//! Each rule is proven able to fail by a broken page of its own (`fixtures/src/broken/page/layout.rs`,
+//! checked by `harness/tests/broken_variants.rs`).
 
 pub mod sheet;
 
