@@ -48,6 +48,10 @@ say "format"
 cargo fmt --all -- --check
 cargo fmt --manifest-path vision-mcp/Cargo.toml -- --check
 
+say "the house: no source file over 600 lines, no two Rust files that import each other (ci/house.py)"
+python3 ci/house.py --self-test
+python3 ci/house.py
+
 say "independent verdicts: mediacheck builds without the reference server (--no-default-features)"
 # Every workspace crate below is compiled by clippy-driver (the way `cargo clippy` runs it, warnings as
 # errors), so one build both lints and makes what the tests run: `cargo clippy` followed by `cargo build`
