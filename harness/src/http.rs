@@ -151,7 +151,7 @@ pub struct Call {
 
 /// The longest a kept-alive connection waits in the pool to be used again: under the 1 s that is the
 /// least header timeout a server can be given.
-const IDLE_REUSE: std::time::Duration = std::time::Duration::from_millis(900);
+pub(crate) const IDLE_REUSE: std::time::Duration = std::time::Duration::from_millis(900);
 
 impl Http {
     /// A client for `base` (`http://host:port`), sending `key` when a request asks for it.

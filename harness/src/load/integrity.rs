@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use sha2::{Digest, Sha256};
@@ -44,6 +44,8 @@ pub struct Proven {
 pub struct Slot {
     digest: Option<[u8; 32]>,
     copy: OnceLock<Bytes>,
+    /// Whether a body is being gathered to become the copy (one at a time).
+    gathering: AtomicBool,
 }
 
 /// The 32 bytes a name's first 64 characters state in lowercase hex (`None`: not such a name, so no
@@ -67,7 +69,12 @@ impl Proven {
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>, cap: u64) -> Self {
         let slots = names
             .into_iter()
-            .map(|n| (Box::from(n), Slot { digest: stated_digest(n), copy: OnceLock::new() }))
+            .map(|n| {
+                (
+                    Box::from(n),
+                    Slot { digest: stated_digest(n), copy: OnceLock::new(), gathering: AtomicBool::new(false) },
+                )
+            })
             .collect();
         Proven { slots, cap, held: AtomicU64::new(0) }
     }
@@ -92,13 +99,51 @@ impl Proven {
             None => BodyCheck::hash(stated_digest(name), None),
         }
     }
+}
 
-    /// Keeps `body` as the slot's proven copy when it fits under the cap and no other body got there
-    /// first.
-    fn keep(&self, slot: &Slot, body: Bytes) {
-        let len = body.len() as u64;
-        if self.held.fetch_add(len, Ordering::Relaxed) + len > self.cap || slot.copy.set(body).is_err() {
-            self.held.fetch_sub(len, Ordering::Relaxed);
+/// A body being gathered to become its name's proven copy: one per name at a time, its bytes reserved
+/// under the cap as they arrive, so proven copies and the bodies on their way to become one never hold
+/// more than the cap together, whatever size of body a server sends. Dropped without being kept (a
+/// wrong body, a body cut off, a timeout), it gives its reservation and its name back.
+pub struct Gather<'a> {
+    bytes: BytesMut,
+    proven: &'a Proven,
+    slot: &'a Slot,
+}
+
+impl<'a> Gather<'a> {
+    fn start(proven: &'a Proven, slot: &'a Slot) -> Option<Self> {
+        let free = proven.held.load(Ordering::Relaxed) < proven.cap;
+        let claimed = free && slot.gathering.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok();
+        claimed.then(|| Gather { bytes: BytesMut::new(), proven, slot })
+    }
+
+    /// Adds a chunk if it fits under the cap (`false`: it does not; the gathering is to be dropped).
+    fn add(&mut self, chunk: &[u8]) -> bool {
+        let len = chunk.len() as u64;
+        if self.proven.held.fetch_add(len, Ordering::Relaxed) + len > self.proven.cap {
+            self.proven.held.fetch_sub(len, Ordering::Relaxed);
+            return false;
+        }
+        self.bytes.extend_from_slice(chunk);
+        true
+    }
+
+    /// Makes the gathered body the name's proven copy (its bytes stay reserved).
+    fn keep(mut self) {
+        let bytes = std::mem::take(&mut self.bytes).freeze();
+        if let Err(bytes) = self.slot.copy.set(bytes) {
+            // Never happens (one gatherer a name, and none once there is a copy); released all the same.
+            self.proven.held.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Gather<'_> {
+    fn drop(&mut self) {
+        self.proven.held.fetch_sub(self.bytes.len() as u64, Ordering::Relaxed);
+        if self.slot.copy.get().is_none() {
+            self.slot.gathering.store(false, Ordering::Release);
         }
     }
 }
@@ -121,18 +166,14 @@ pub enum BodyCheck<'a> {
         /// The running hash.
         hasher: Box<Sha256>,
         /// The body so far, while it may become the proven copy.
-        keep: Option<(BytesMut, &'a Proven, &'a Slot)>,
+        keep: Option<Gather<'a>>,
     },
 }
 
 impl<'a> BodyCheck<'a> {
     fn hash(stated: Option<[u8; 32]>, slot: Option<(&'a Proven, &'a Slot)>) -> Self {
-        let keep = slot.filter(|(proven, _)| proven.held.load(Ordering::Relaxed) < proven.cap);
-        BodyCheck::Hash {
-            stated,
-            hasher: Box::new(Sha256::new()),
-            keep: keep.map(|(proven, slot)| (BytesMut::new(), proven, slot)),
-        }
+        let keep = slot.and_then(|(proven, slot)| Gather::start(proven, slot));
+        BodyCheck::Hash { stated, hasher: Box::new(Sha256::new()), keep }
     }
 
     /// The next chunk of the body.
@@ -145,12 +186,8 @@ impl<'a> BodyCheck<'a> {
             }
             BodyCheck::Hash { hasher, keep, .. } => {
                 hasher.update(chunk);
-                if let Some((gathered, proven, _)) = keep {
-                    if (gathered.len() + chunk.len()) as u64 > proven.cap {
-                        *keep = None;
-                    } else {
-                        gathered.extend_from_slice(chunk);
-                    }
+                if keep.as_mut().is_some_and(|gather| !gather.add(chunk)) {
+                    *keep = None;
                 }
             }
         }
@@ -163,8 +200,8 @@ impl<'a> BodyCheck<'a> {
             BodyCheck::Compare { copy, offset, equal } => (equal && offset == copy.len(), How::Compared),
             BodyCheck::Hash { stated, hasher, keep } => {
                 let whole = stated.is_some_and(|stated| hasher.finalize().as_slice() == stated);
-                if whole && let Some((gathered, proven, slot)) = keep {
-                    proven.keep(slot, gathered.freeze());
+                if whole && let Some(gather) = keep {
+                    gather.keep();
                 }
                 (whole, How::Hashed)
             }
@@ -243,6 +280,33 @@ mod tests {
         assert_eq!(check_whole(&proven, &other, b"announced during the run"), (true, How::Hashed));
         assert_eq!(check_whole(&proven, &other, b"announced during the run"), (true, How::Hashed));
         assert_eq!(check_whole(&proven, &other, b"something else"), (false, How::Hashed));
+    }
+
+    #[test]
+    fn one_body_at_a_time_is_gathered_and_a_body_cut_off_gives_its_room_back() {
+        let body = vec![7u8; 1000];
+        let name = name_of(&body);
+        let proven = Proven::new([name.as_str()], 1500);
+        let mut first = proven.check(&name);
+        let mut second = proven.check(&name);
+        first.feed(&body[..600]);
+        second.feed(&body[..600]);
+        // Only the first gathers: 600 bytes are reserved, not 1,200.
+        assert_eq!(proven.held(), (600, 0));
+        drop(first);
+        assert_eq!(proven.held(), (0, 0), "a body cut off gives its reservation back");
+        second.feed(&body[600..]);
+        assert_eq!(second.finish(), (true, How::Hashed));
+        assert_eq!(proven.held(), (0, 0), "the second began while the first gathered, so it kept nothing");
+        // The name is free again: the next whole body becomes the copy.
+        assert_eq!(check_whole(&proven, &name, &body), (true, How::Hashed));
+        assert_eq!(proven.held(), (1000, 1));
+        // A body larger than the room left is dropped midway and never counted past the cap.
+        let big = vec![9u8; 600];
+        let big_name = name_of(&big);
+        let tight = Proven::new([big_name.as_str()], 500);
+        assert_eq!(check_whole(&tight, &big_name, &big), (true, How::Hashed));
+        assert_eq!(tight.held(), (0, 0));
     }
 
     #[test]

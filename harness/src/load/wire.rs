@@ -13,11 +13,7 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use crate::http::HttpError;
-
-/// The longest a kept-alive connection may wait idle and still be used (the harness's client keeps
-/// the same bound).
-pub const IDLE_REUSE: std::time::Duration = std::time::Duration::from_millis(900);
+use crate::http::{HttpError, IDLE_REUSE};
 
 /// Where requests go and the headers every request carries.
 #[derive(Debug, Clone)]
