@@ -68,7 +68,8 @@ fn offered_names(server: &str, tools: &[String]) -> Vec<String> {
 fn hostile() -> Setup {
     let exe = crate::running::mediacheck_exe().map_or_else(|_| "mediacheck".to_string(), |p| p.display().to_string());
     let server = hostile_text(SERVER);
-    let [echo, fail, link] = offered_names(&server, &tool_names()).try_into().unwrap_or_default();
+    let [echo, fail, link]: [String; 3] =
+        offered_names(&server, &tool_names()).try_into().expect("the fixture offers three tools");
     let argument = hostile_text(RESULT_SURFACE);
     let calls = fixtures::scripts::calls_script(&[(&echo, &[("text", &argument)]), (&fail, &[]), (&link, &[])]);
     let first = format!("{}{}", hostile_text(REASONING), calls.replacen("Let me check.", &hostile_text(ANSWER), 1));

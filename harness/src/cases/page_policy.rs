@@ -121,6 +121,16 @@ fn judge(headers: &[String], origin: &str) -> CheckResult {
             shown.clone(),
         )?;
     }
+    // Every policy is enforced: each one that governs fetches must let the page read its blob:
+    // downloads (the page works under it).
+    let blob = |sources: Option<(String, &[String])>| {
+        sources.is_none_or(|(_, s)| s.iter().any(|source| source.eq_ignore_ascii_case("blob:")))
+    };
+    expect(
+        policies.iter().all(|policy| blob(policy.governing(&["connect-src", "default-src"]))),
+        "every connect-src (or default-src without one) allows blob: (the page's downloads are read in it)",
+        shown,
+    )?;
     Ok(())
 }
 
@@ -139,9 +149,9 @@ mod tests {
     fn policies_that_keep_script_to_the_page_hold() {
         for good in [
             GOOD,
-            "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
-            "DEFAULT-SRC 'SELF'; Object-Src 'none'; base-uri 'none'; frame-ancestors 'none'; img-src * blob:",
-            "default-src 'none'; script-src 'self' http://127.0.0.1:8080/; base-uri 'none'; frame-ancestors 'none'",
+            "default-src 'self'; connect-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+            "DEFAULT-SRC 'SELF'; Connect-Src 'self' BLOB:; Object-Src 'none'; base-uri 'none'; frame-ancestors 'none'; img-src * blob:",
+            "default-src 'none'; connect-src blob:; script-src 'self' http://127.0.0.1:8080/; base-uri 'none'; frame-ancestors 'none'",
             "script-src 'self' 'report-sample'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; script-src *",
         ] {
             assert!(holds(&[good]), "{good}");
@@ -173,6 +183,8 @@ mod tests {
             "script-src 'self'; object-src 'none'; frame-ancestors 'none'",
             "default-src 'none'; script-src 'self'; object-src 'none'; frame-ancestors 'none'",
             "script-src 'self'; object-src 'none'; base-uri 'none'",
+            "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+            "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
             "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'self'",
         ] {
             assert!(!holds(&[bad]), "{bad}");
