@@ -30,7 +30,8 @@ output() { [ -n "${GITHUB_OUTPUT:-}" ] && printf '%s=%s\n' "$1" "$2" >> "$GITHUB
 summary() { [ -n "${GITHUB_STEP_SUMMARY:-}" ] && cat >> "$GITHUB_STEP_SUMMARY" || cat > /dev/null; }
 usage() { # message [exit code]: refuse the inputs as mediacheck refuses a command line (exit 2)
     annotate error "$1"
-    printf '## mediacheck could not run\n\n```text\n%s\n```\n' "$1" | summary
+    # An indented block: a line of the message cannot close a fence and write Markdown of its own.
+    { printf '## mediacheck could not run\n\n'; sed 's/^/    /' <<< "$1"; } | summary
     output exit-code "${2:-2}"
     exit "${2:-2}"
 }
@@ -84,13 +85,18 @@ fi
 rm -f "$out/summary.md" "$out/report.html" "$out/report.json"
 say "$mediacheck ${args[*]}"
 # stderr is shown as it comes (the progress lines) and kept for the message of a refusal.
+# What the server under test says reaches the job's log through the report: no line of it may act as
+# a workflow command (::add-mask::, ::error::, ::stop-commands::), so they are off while it runs.
+token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+echo "::stop-commands::$token"
 set +e
 { "$mediacheck" "${args[@]}" 2>&1 1>&3 3>&- | tee "$out/stderr.txt" >&2; } 3>&1
 code=$?
 set -e
+echo "::$token::"
 
 if [ "$code" -ne 0 ] && [ "$code" -ne 1 ] || [ ! -s "$out/report.json" ]; then
-    message=$(grep -E '^(mediacheck:|error:)' "$out/stderr.txt" | head -5)
+    message=$(grep -E '^(mediacheck:|error:)' "$out/stderr.txt" | head -5 || true)
     [ "$code" -eq 0 ] && code=2
     usage "mediacheck run exited with $code: ${message:-$(tail -5 "$out/stderr.txt")}" "$code"
 fi
@@ -98,7 +104,7 @@ output exit-code "$code"
 
 # The counts from the JSON report's summary (serde_json's compact form; a string inside the report
 # cannot match, its quotes are escaped).
-counts=$(grep -oE '"summary":\{"pass":[0-9]+,"fail":[0-9]+,"warn":[0-9]+,"not_run":[0-9]+\}' "$out/report.json" | head -1)
+counts=$(grep -oE '"summary":\{"pass":[0-9]+,"fail":[0-9]+,"warn":[0-9]+,"not_run":[0-9]+\}' "$out/report.json" | head -1 || true)
 [ -n "$counts" ] || usage "the JSON report has no summary: $out/report.json"
 count() { sed -E "s/.*\"$1\":([0-9]+).*/\\1/" <<< "$counts"; }
 output passed "$(count pass)"

@@ -69,4 +69,16 @@ grep -q "^::error title=mediacheck::mediacheck run exited with 2: error: invalid
 grep -q "^## mediacheck could not run" "$work/refused.summary" || { show refused; fail "no summary of the refusal"; }
 [ -z "$(output refused failed)" ] || { show refused; fail "a refused run has counts"; }
 
-say "action.yml valid and 2 broken copies refused; run.sh: reference $passed passed (exit 0), plain-errors $failed failed (exit 1), a bad input refused (exit 2)"
+# A binary that crashes without a word (a panic's 101): the step fails with its code, says so, and a
+# report line that looks like a workflow command is not one while mediacheck runs.
+printf '#!/bin/sh\necho "::add-mask::leaked"\nexit 101\n' > "$work/crashing"
+chmod +x "$work/crashing"
+run crashed MEDIACHECK="$work/crashing" INPUT_SPAWN="x {config} {port}"
+[ "$code" = 101 ] || { show crashed; fail "a binary that crashed silently: run.sh exited $code, not 101"; }
+grep -q "^::error title=mediacheck::mediacheck run exited with 101" "$work/crashed.log" \
+    && grep -q "^## mediacheck could not run" "$work/crashed.summary" \
+    || { show crashed; fail "a silent crash is not annotated and summarised"; }
+awk '/^::stop-commands::/ { stopped = 1 } /^::add-mask::leaked/ { exit !stopped } END { exit !stopped }' "$work/crashed.log" \
+    || { show crashed; fail "workflow commands were not stopped around mediacheck's output"; }
+
+say "action.yml valid and 2 broken copies refused; run.sh: reference $passed passed (exit 0), plain-errors $failed failed (exit 1), a bad input refused (exit 2), a silent crash said (exit 101)"
