@@ -94,8 +94,9 @@ async fn after_a_name_is_proven_every_later_body_is_still_checked_to_the_byte() 
         let by = &json["pictures_checked_by"];
         let (hashed, by_compare) = (by["sha256"].as_u64().unwrap_or(0), by["compared_with_proven_copy"].as_u64());
         match compared {
-            // The first bodies (one per worker at most) are hashed; all the others compared.
-            true => assert!(hashed <= 4 && by_compare == Some(200 - hashed), "{}", report.text()),
+            // The bodies that began before the first whole one became the proven copy are hashed (one
+            // gathers at a time; how many others overlap it depends on timing); all the others compared.
+            true => assert!(hashed < 50 && by_compare == Some(200 - hashed), "{}", report.text()),
             false => assert_eq!((hashed, by_compare), (200, Some(0)), "{}", report.text()),
         }
         let cpu = &json["cpu"];
