@@ -8,7 +8,8 @@
 //! - [`workloads`]: one request of each kind, timed, with its integrity check (every body's bytes
 //!   against its name: [`integrity`] proves a name's first body by SHA-256 and compares the later
 //!   ones with that proven copy; every picture a turn announced fetched back), picture fetches on
-//!   [`wire`]'s own kept-alive connections.
+//!   [`wire`]'s own kept-alive connections (an HTTP/1.1 client of its own; [`chunked`] decodes
+//!   chunked bodies in place).
 //! - [`recorder`]: HDR histograms, errors by kind, integrity counts; [`cost`]: the tester's own CPU
 //!   seconds per 1,000 requests.
 //! - [`driver`]: the loops, the progress bar, the RSS sampler; [`report`]: terminal and JSON.
@@ -16,6 +17,7 @@
 //!   [`intervals`] (HdrHistogram interval logs), [`worker`] (what a segment writes: logs and its
 //!   ledger), [`merge`] (`mediacheck load merge`: one report from the workers' outputs, exactly).
 
+pub mod chunked;
 pub mod cost;
 pub mod driver;
 pub mod integrity;

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::Uri;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -12,7 +11,7 @@ use serde_json::{Value, json};
 use super::integrity::{BodyCheck, How, Proven};
 use super::options::{Op, Phase};
 use super::recorder::Recorder;
-use super::wire::{Conn, Wire};
+use super::wire::{Conn, Target, Wire};
 use crate::events::{self, Event};
 use crate::http::{Http, HttpError, exchange_timeout};
 
@@ -51,7 +50,7 @@ pub struct MediaTarget {
     /// `<sha256>.<ext>`.
     pub name: Arc<str>,
     /// `/tool-media/<name>`.
-    pub path: Uri,
+    pub path: Target,
 }
 
 impl MediaTarget {
