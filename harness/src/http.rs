@@ -13,6 +13,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 use crate::check::{CheckError, broken};
+use crate::monitor::{self, Seen, Violation};
 
 /// How long one exchange may take before it counts as a failure.
 const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -137,6 +138,8 @@ pub struct Http {
     key: Option<String>,
     client: Client<HttpConnector, Full<Bytes>>,
     transcript: Arc<Mutex<Vec<Exchange>>>,
+    /// What the wire monitor found in this client's exchanges (one list per case, like the transcript).
+    violations: Arc<Mutex<Vec<Violation>>>,
 }
 
 /// A request being built.
@@ -147,6 +150,7 @@ pub struct Call {
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Bytes,
     with_key: bool,
+    monitored: bool,
 }
 
 /// The longest a kept-alive connection waits in the pool to be used again: under the 1 s that is the
@@ -164,12 +168,18 @@ impl Http {
             .pool_idle_timeout(IDLE_REUSE)
             .pool_timer(hyper_util::rt::TokioTimer::new())
             .build_http();
-        Self { base: base.trim_end_matches('/').to_string(), key, client, transcript: Arc::default() }
+        Self {
+            base: base.trim_end_matches('/').to_string(),
+            key,
+            client,
+            transcript: Arc::default(),
+            violations: Arc::default(),
+        }
     }
 
     /// The same server and key with an empty transcript (one per case).
     pub fn fresh(&self) -> Self {
-        Self { transcript: Arc::default(), ..self.clone() }
+        Self { transcript: Arc::default(), violations: Arc::default(), ..self.clone() }
     }
 
     /// The server's base URL.
@@ -191,6 +201,7 @@ impl Http {
             headers: Vec::new(),
             body: Bytes::new(),
             with_key: true,
+            monitored: true,
         }
     }
 
@@ -209,6 +220,22 @@ impl Http {
         self.transcript.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
+    /// The SPEC requirements the wire monitor saw this client's exchanges break, in order.
+    pub fn violations(&self) -> Vec<Violation> {
+        self.violations.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    fn monitor(&self, seen: &Seen<'_>) {
+        let found = monitor::observe(seen);
+        if !found.is_empty()
+            && let Ok(mut violations) = self.violations.lock()
+        {
+            // The first few say what broke; a case that makes thousands of exchanges keeps no more.
+            let room = 8usize.saturating_sub(violations.len());
+            violations.extend(found.into_iter().take(room));
+        }
+    }
+
     fn record(&self, exchange: Exchange) {
         if let Ok(mut transcript) = self.transcript.lock() {
             if transcript.len() >= 50 {
@@ -223,6 +250,13 @@ impl Call {
     /// Without the key.
     pub fn without_key(mut self) -> Self {
         self.with_key = false;
+        self
+    }
+
+    /// Not held to the wire monitor's invariants: for an answer the case made wrong itself (a file it
+    /// planted in the cache), never for one the server chose.
+    pub fn unmonitored(mut self) -> Self {
+        self.monitored = false;
         self
     }
 
@@ -278,6 +312,16 @@ impl Call {
         .unwrap_or_else(|_| Err(HttpError::Timeout(exchange_timeout().as_secs())));
         match answer {
             Ok(reply) => {
+                if self.monitored {
+                    self.http.monitor(&Seen {
+                        method: &self.method,
+                        target: &self.target,
+                        status: reply.status,
+                        headers: &reply.headers,
+                        body: &reply.body,
+                        key: self.http.key.as_deref(),
+                    });
+                }
                 self.http.record(Exchange {
                     request: line,
                     status: reply.status,

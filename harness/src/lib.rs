@@ -14,7 +14,8 @@
 //!   inside (the default `embedded` feature; without it, no reference-server code at all).
 //! - [`runner`]: runs cases, one task each, turning every error or panic into a verdict.
 //! - [`http`] / [`sse`] / [`events`]: the harness's own client, stream reader (raw paths,
-//!   transcripts) and types for SPEC 6.2's events.
+//!   transcripts) and types for SPEC 6.2's events; [`monitor`]: the wire monitor, SPEC's invariants of
+//!   every path held against every whole exchange a case makes.
 //! - [`report`]: terminal, JSON, JUnit, Markdown (a CI job's summary) and self-contained HTML reports;
 //!   [`baseline`]: expected failures, stale entries.
 //! - [`coverage`]: which SPEC clauses have a case, and why the others cannot be checked from outside.
@@ -44,6 +45,7 @@ pub mod generate;
 pub mod geometry;
 pub mod http;
 pub mod load;
+pub mod monitor;
 pub mod report;
 pub mod runner;
 pub mod running;

@@ -247,7 +247,15 @@ async fn run_case(case: &Case, ctx: Ctx) -> Verdict {
             actual: "the case timed out".into(),
         }),
     };
+    // A check that passed still fails when an exchange it made broke a requirement of every path (the
+    // wire monitor's, each a MUST), named in the failure.
+    let violations = http.violations();
     let (outcome, expected, actual) = match result {
+        Ok(()) if !violations.is_empty() => (
+            Outcome::Fail,
+            Some(format!("every exchange to keep SPEC {} (the wire monitor)", violations[0].clause)),
+            Some(violations.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")),
+        ),
         Ok(()) => (Outcome::Pass, None, None),
         Err(CheckError::Fail { expected, actual }) => (failing(case.level), Some(expected), Some(actual)),
         Err(CheckError::NotRun(why)) => (Outcome::NotRun, None, Some(why)),

@@ -120,7 +120,7 @@ pub fn cases() -> Vec<Case> {
             KEYED,
             "/v1/models, /v1/status, /mcp, /tool-media/… and every POST need the key",
             protects_every_route,
-            ["auth-off"]
+            ["auth-off", "status-refusal-as-text"]
         ),
         case!(
             "auth.host-check-without-key",

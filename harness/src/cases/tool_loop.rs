@@ -83,7 +83,7 @@ pub fn cases() -> Vec<Case> {
             EXACTLY_TWO_ROUNDS,
             "with max_rounds 2, a model that calls in two passes and answers in the third runs both calls, gets no limit event and its answer (N; the max-rounds case checks N+1)",
             exactly_max_rounds,
-            ["round-limit-off-by-one"]
+            ["round-limit-off-by-one", "tool-turn-usage-undetailed"]
         ),
         case!(
             "loop.next-pass-holds-calls-and-results",
@@ -146,7 +146,7 @@ pub fn cases() -> Vec<Case> {
             ECHO,
             "start, call and result events carry exactly their keys, in order",
             event_shapes,
-            ["event-shape"]
+            ["event-shape", "event-chunks-unenveloped"]
         ),
         case!(
             "loop.opt-in.json-boolean-only",

@@ -44,7 +44,7 @@ pub fn cases() -> Vec<Case> {
             PICTURE,
             "If-None-Match with the ETag (strong or weak, alone or in a list) or * is 304 without a body; another ETag is 200",
             not_modified,
-            ["no-304"]
+            ["no-304", "refetch-sniffable"]
         ),
         case!("tool-media.head", "9.6", Must, PICTURE, "HEAD gives the headers of GET and no body", head, ["no-head"]),
         case!(
