@@ -15,6 +15,8 @@ mod config_keys;
 mod configured_caps;
 mod engine_delay;
 mod generated;
+mod generated_page;
+mod generated_page_judge;
 mod health;
 mod hub;
 mod lifting;
@@ -111,6 +113,7 @@ pub fn all() -> Vec<Case> {
         page_hostile::cases(),
         page_policy::cases(),
         generated::cases(),
+        generated_page::cases(),
     ]
     .concat()
 }

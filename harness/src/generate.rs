@@ -9,6 +9,7 @@ pub mod config;
 pub mod events;
 pub mod keys;
 pub mod lifting;
+pub mod page;
 pub mod results;
 
 use std::sync::OnceLock;
@@ -101,11 +102,7 @@ where
     let Settings { seed, budget: run_budget } = settings();
     let budget = (run_budget / share.max(1)).max(1);
     let handle = tokio::runtime::Handle::current();
-    let mut key = [0u8; 32];
-    key[..8].copy_from_slice(&seed.to_le_bytes());
-    for (at, byte) in salt.bytes().enumerate() {
-        key[8 + at % 24] ^= byte;
-    }
+    let key = key_of(seed, salt);
     let outcome = tokio::task::spawn_blocking(move || {
         let config =
             Config { cases: budget, max_shrink_iters: SHRINK_STEPS, failure_persistence: None, ..Config::default() };
@@ -130,6 +127,23 @@ where
             },
         }),
     }
+}
+
+/// The generator key of `seed` mixed with `salt` (two generated cases draw different values).
+fn key_of(seed: u64, salt: &str) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    for (at, byte) in salt.bytes().enumerate() {
+        key[8 + at % 24] ^= byte;
+    }
+    key
+}
+
+/// A runner drawing from the run's seed mixed with `salt`, for a generated case that draws and
+/// shrinks its values itself (`gen.page-turns-model`: many values in one browser visit).
+pub fn runner(salt: &str) -> TestRunner {
+    let config = Config { failure_persistence: None, ..Config::default() };
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key_of(settings().seed, salt)))
 }
 
 /// Of 1,000 runs of `n` values of `strategy` (seeds 0 to 999), how many hold a value `wanted` says

@@ -211,7 +211,7 @@ fn call_of(tool_call: &Value) -> Value {
 
 /// Every message of `expected` against `sent`, in order: role, content (text and pictures), the
 /// calls of an assistant message, a tool message's `tool_call_id`; the first difference fails.
-fn compare(expected: &[Value], sent: &[Value]) -> CheckResult {
+pub(super) fn compare(expected: &[Value], sent: &[Value]) -> CheckResult {
     let roles = |messages: &[Value]| messages.iter().map(|m| m["role"].clone()).collect::<Vec<_>>();
     expect_eq("the roles of the next turn's messages", json!(roles(expected)), json!(roles(sent)))?;
     for (i, (want, got)) in expected.iter().zip(sent).enumerate() {

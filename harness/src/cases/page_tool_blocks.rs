@@ -188,7 +188,7 @@ async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
 }
 
 /// Whether `text` holds `word` with no letter or digit right before or after it.
-fn has_word(text: &str, word: &str) -> bool {
+pub(super) fn has_word(text: &str, word: &str) -> bool {
     text.match_indices(word).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + word.len()..].chars().next();
@@ -197,7 +197,7 @@ fn has_word(text: &str, word: &str) -> bool {
 }
 
 /// Every whole number in `text`, digit groups joined (`3,000`, `3 000`, `3.000` and `3000` are 3000).
-fn numbers_shown(text: &str) -> Vec<u64> {
+pub(super) fn numbers_shown(text: &str) -> Vec<u64> {
     let chars: Vec<char> = text.chars().collect();
     let mut numbers = Vec::new();
     let mut digits = String::new();

@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 use super::CHAT;
 use crate::http::Http;
 use crate::sse::EventStream;
-pub use model::{Expected, Mode, expected, tool_message_tokens};
+pub use model::{Expected, Mode, expected, expected_capped, tool_message_tokens};
 
 /// `mcp.max_result_chars` in the generated cases' scenario: small, so the cap is met often.
 pub const CAP: usize = 300;

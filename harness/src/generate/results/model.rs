@@ -88,16 +88,16 @@ pub(super) fn cacheable(data: &Data) -> Option<Expected> {
 }
 
 /// `text` cut to [`CAP`] characters with 7.3's note, when it is longer; its length in characters.
-fn capped(text: String) -> (String, usize) {
+fn capped(text: String, cap: usize) -> (String, usize) {
     let chars = text.chars().count();
-    if chars <= CAP {
+    if chars <= cap {
         return (text, chars);
     }
-    let kept: String = text.chars().take(CAP).collect();
+    let kept: String = text.chars().take(cap).collect();
     let note = format!(
         "\n\n[... truncated: the tool returned {} characters; only the first {} are shown]",
         thousands(chars),
-        thousands(CAP)
+        thousands(cap)
     );
     (kept + &note, chars)
 }
@@ -144,21 +144,26 @@ pub fn tool_message_tokens(result: &GeneratedResult, mode: Mode) -> u64 {
             None => block_text(block),
         })
         .collect();
-    let (text, _) = capped(texts.join("\n"));
+    let (text, _) = capped(texts.join("\n"), CAP);
     text.len() as u64 + pictures
 }
 
 /// What the model says the `result` event holds (without `id` and `ms`), and the pictures cached:
 /// none with `mcp.image_results` off, where the event is 7.1–7.3's alone (7.4).
 pub fn expected(result: &GeneratedResult, image_results: bool) -> (Value, Vec<Expected>) {
+    expected_capped(result, image_results, CAP)
+}
+
+/// [`expected`] on a server whose `mcp.max_result_chars` is `cap`.
+pub fn expected_capped(result: &GeneratedResult, image_results: bool, cap: usize) -> (Value, Vec<Expected>) {
     let joined = result.blocks.iter().map(block_text).collect::<Vec<_>>().join("\n");
     let text = match (result.is_error, joined.is_empty()) {
         (true, true) => "error: the tool reported an error".to_string(),
         (true, false) => format!("error: {joined}"),
         (false, _) => joined,
     };
-    let (shown, chars) = capped(text);
-    let truncated = chars > CAP;
+    let (shown, chars) = capped(text, cap);
+    let truncated = chars > cap;
     let pictures: Vec<Expected> = cached_by_block(result, image_results).into_iter().flatten().collect();
     let mut event =
         json!({"event": "result", "ok": !result.is_error, "text": shown, "chars": chars, "truncated": truncated});
