@@ -66,7 +66,10 @@ async fn web_dir_serves_the_page_from_a_folder_on_every_request() {
     assert_eq!(script.headers()["content-type"], "text/javascript; charset=utf-8");
     assert_eq!(script.headers()["cache-control"], "no-cache");
     assert_eq!(script.text().await.expect("body"), "export const v = 1;");
-    for missing in ["/web/secret.txt", "/web/state.js", "/web/..%2Fweb%2Fapp.js"] {
+    // A name that is not UTF-8 once decoded, or not percent-encoding at all, is no asset: the JSON 404.
+    for missing in
+        ["/web/secret.txt", "/web/state.js", "/web/..%2Fweb%2Fapp.js", "/web/%FF", "/web/%", "/web/%zz", "/web/%C0%AE"]
+    {
         let answer = get(missing).await.expect("sent");
         assert_eq!(answer.status(), 404, "{missing}");
         let body: Value = answer.json().await.expect("the JSON error");

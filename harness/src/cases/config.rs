@@ -70,16 +70,16 @@ pub fn cases() -> Vec<Case> {
             "1.3",
             Must,
             LAUNCHES,
-            "each refused value is one line `config <key>=<value>`, every string under env, headers and api_key shown as \"***\"",
+            "each refused value is one line `config <key>=<value>`, every string under env, headers and api_key shown as \"***\" whatever their shape (an object, a list of strings or objects, nested, a bare string)",
             secrets_hidden,
-            ["secrets-shown"]
+            ["secrets-shown", "headers-hidden-only-as-object"]
         ),
         case!(
             "config.unknown-key-warns-and-starts",
             "1.4",
             Must,
             LAUNCHES,
-            "unknown keys, at the top and inside mcp, each print `config <key>=<value>: unknown key, ignored` and the server starts; an unknown object shows its strings, but one under api_key as \"***\" (1.3's secrets)",
+            "unknown keys, at the top and inside mcp, each print `config <key>=<value>: unknown key, ignored` and the server starts; an unknown object shows its strings, but one under api_key, env or headers as \"***\" (1.3's secrets)",
             unknown_keys,
             ["unknown-keys-refused", "unknown-values-unredacted"]
         ),
@@ -235,6 +235,8 @@ async fn byte_order_mark(ctx: Ctx) -> CheckResult {
 
 async fn secrets_hidden(ctx: Ctx) -> CheckResult {
     let server = |entry: Value| json!({"mcp_servers": {"x": entry}});
+    // An entry refused whole (the old SSE transport) is shown whole: its `headers` in every shape.
+    let sse = |headers: Value| server(json!({"type": "sse", "url": "http://127.0.0.1:9/sse", "headers": headers}));
     // (configuration, key, what the line shows after `=`, secrets that must not appear)
     let rows = [
         (
@@ -263,6 +265,34 @@ async fn secrets_hidden(ctx: Ctx) -> CheckResult {
             "\"***\"",
             "s3cret-str",
         ),
+        (
+            server(json!({"url": "http://127.0.0.1:9/mcp", "headers": ["Authorization: Bearer s3cret-hlist"]})),
+            "mcp_servers.x.headers",
+            "[\"***\"]",
+            "s3cret-hlist",
+        ),
+        (sse(json!({"Authorization": "Bearer s3cret-obj", "N": 7})), "mcp_servers.x", "\"N\":7", "s3cret-obj"),
+        (sse(json!({"X-Pin": "90817263"})), "mcp_servers.x", "\"headers\":{\"X-Pin\":\"***\"}", "90817263"),
+        (sse(json!(["Authorization: Bearer s3cret-list"])), "mcp_servers.x", "\"headers\":[\"***\"]", "s3cret-list"),
+        (
+            sse(json!({"A": {"b": "s3cret-nest"}})),
+            "mcp_servers.x",
+            "\"headers\":{\"A\":{\"b\":\"***\"}}",
+            "s3cret-nest",
+        ),
+        (
+            sse(json!([{"Authorization": "s3cret-lobj"}, 3])),
+            "mcp_servers.x",
+            "\"headers\":[{\"Authorization\":\"***\"},3]",
+            "s3cret-lobj",
+        ),
+        (sse(json!("Bearer s3cret-bare")), "mcp_servers.x", "\"headers\":\"***\"", "s3cret-bare"),
+        (
+            server(json!({"env": ["TOKEN=s3cret-envlist"], "args": []})),
+            "mcp_servers.x",
+            "\"env\":[\"***\"]",
+            "s3cret-envlist",
+        ),
         (json!({"api_key": ["s3cret-list"]}), "api_key", "[\"***\"]", "s3cret-list"),
         (json!({"api_key": 5}), "api_key", "5", "no secret in this row"),
         (json!({"mcp": {"timeout_s": "abc"}}), "mcp.timeout_s", "\"abc\"", "no secret in this row"),
@@ -275,14 +305,15 @@ async fn secrets_hidden(ctx: Ctx) -> CheckResult {
             format!("a line `config {key}=…` showing {shown}"),
             line.to_string(),
         )?;
-        expect(!launch.stderr.contains(secret), format!("stderr without {secret}"), launch.stderr.clone())?;
+        let out = format!("{}\n{}", launch.first_line, launch.stderr);
+        expect(!out.contains(secret), format!("stdout and stderr without {secret}"), out.clone())?;
     }
     Ok(())
 }
 
 async fn unknown_keys(ctx: Ctx) -> CheckResult {
-    let tint =
-        json!({"name": "teal ✓", "api_key": "s3cret-tint", "env": {"T": "s3cret-tint-env"}, "notes": {"a": "plain"}});
+    let tint = json!({"name": "teal ✓", "api_key": "s3cret-tint", "env": {"T": "s3cret-tint-env"}, "notes": {"a": "plain"},
+            "headers": ["Authorization: Bearer s3cret-tint-hdr"]});
     let launch = ctx.launch(&json!({"colour": "blue", "mcp": {"shade": 1}, "tint": tint})).await?;
     expect(
         launch.code.is_none() && !launch.first_line.is_empty(),
@@ -299,9 +330,13 @@ async fn unknown_keys(ctx: Ctx) -> CheckResult {
     // An unknown object is shown whole but for its secrets: what is under api_key and env is "***",
     // every other string shows (the order of its keys is the server's).
     let tint = lines_of(&launch).into_iter().find(|l| l.contains("config tint=")).unwrap_or_default();
-    for shown in
-        ["\"name\":\"teal ✓\"", "\"api_key\":\"***\"", "\"env\":{\"T\":\"***\"}", "\"notes\":{\"a\":\"plain\"}"]
-    {
+    for shown in [
+        "\"name\":\"teal ✓\"",
+        "\"api_key\":\"***\"",
+        "\"env\":{\"T\":\"***\"}",
+        "\"notes\":{\"a\":\"plain\"}",
+        "\"headers\":[\"***\"]",
+    ] {
         expect(
             tint.contains(shown) && tint.ends_with(": unknown key, ignored"),
             format!("a line `config tint=…: unknown key, ignored` showing {shown}"),

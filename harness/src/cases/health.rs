@@ -24,9 +24,9 @@ pub fn cases() -> Vec<Case> {
             "2.8",
             Must,
             REFUSING,
-            "401, 403, 404, 405, 400, 413 and 415 answers from every route are {\"error\":{type, message}} JSON without a stack trace, a file path or the key",
+            "401, 403, 404, 405, 400, 413 and 415 answers from every route are {\"error\":{type, message}} JSON without a stack trace, a file path or the key; every route with a path parameter given a malformed percent-encoded name (%FF, %, %zz, overlong) answers the JSON 404",
             every_error_clean,
-            ["errors-show-paths", "plain-errors"]
+            ["errors-show-paths", "plain-errors", "path-rejection-plain"]
         ),
         case!(
             "health.shape",
@@ -145,6 +145,10 @@ async fn json_404(ctx: Ctx) -> CheckResult {
     expect_eq("body", json!({"error": {"type": "not_found", "message": "not found"}}), reply.json()?)
 }
 
+/// Names that are not percent-encoding a path extractor decodes to UTF-8, each sent raw after a route's
+/// prefix (the request target as written).
+const MALFORMED_ESCAPES: [&str; 6] = ["%FF", "%", "%zz", "%C0%AE", "app%E2%82.js", "%ED%A0%80"];
+
 /// One request that must be refused: what it is, method, path, extra headers, body, the status it must
 /// get, and whether it goes without the key.
 type Refusal<'a> = (&'a str, http::Method, String, Vec<(&'a str, &'a [u8])>, Vec<u8>, u16, bool);
@@ -223,6 +227,16 @@ async fn every_error_clean(ctx: Ctx) -> CheckResult {
             false,
         ),
     ];
+    // Every route with a path parameter, its name malformed as percent-encoding: not UTF-8 once decoded
+    // (`%FF`, an overlong `%C0%AE`, a cut `%E2%82`), a bare `%`, `%zz`. No such name is an asset or a
+    // picture: the JSON 404, never a path extractor's own plain-text 400. `/web/` without the key too.
+    let mut rows = rows;
+    for (prefix, without_key) in [("/web/", false), ("/web/", true), ("/tool-media/", false)] {
+        for bad in MALFORMED_ESCAPES {
+            let what = if without_key { "a malformed name, without the key" } else { "a malformed name" };
+            rows.push((what, Method::GET, format!("{prefix}{bad}"), vec![], vec![], 404, without_key));
+        }
+    }
     let forbidden = [
         cache.as_str(),
         folder.as_str(),
@@ -244,9 +258,9 @@ async fn every_error_clean(ctx: Ctx) -> CheckResult {
             call = call.without_key();
         }
         let reply = call.send().await?;
-        expect_eq(&format!("status for {what}"), status, reply.status)?;
+        expect_eq(&format!("status for {what} ({path})"), status, reply.status)?;
         let content_type = reply.header("content-type").unwrap_or_default();
-        expect(content_type.starts_with("application/json"), format!("JSON for {what}"), content_type)?;
+        expect(content_type.starts_with("application/json"), format!("JSON for {what} ({path})"), content_type)?;
         let answer = reply.json()?;
         let error = &answer["error"];
         let (kind, message) =

@@ -273,12 +273,23 @@ async fn refused_not_gone_at(visit: &Visit<'_>) -> CheckResult {
     // without it, whatever the key).
     visit.session.clear_http_cache().await?;
     enter_key(visit.client(), "not-the-key").await?;
-    let unshown = format!("{} === 0", loaded_pictures());
+    // Wait for the page's answer to the 401s, not for the moment before it: once the key is saved the
+    // page draws its pictures again, unloaded, while their fetches are still on their way, so "none
+    // shown" holds at once — and read then, the bubbles do not say yet what the 401s will make them
+    // say (a slow proxy or network: 2 runs in 31 of a full run). So: none shown, and the page has said
+    // something of them — a key needed (right), or gone (wrong, and judged below).
+    let answered = format!(
+        "{loaded} === 0 && ([...document.querySelectorAll('{bubble}')].some(b => b.innerText.toLowerCase().includes('key')) \
+         || document.querySelectorAll('{gone}').length > 0 || document.body.innerText.includes('no longer available'))",
+        loaded = loaded_pictures(),
+        bubble = sel("bubble"),
+        gone = sel("picture-gone"),
+    );
     wait_until(
         visit.client(),
-        &unshown,
+        &answered,
         15,
-        "the pictures no longer shown once a wrong key is saved (each fetch a 401)",
+        "the pictures no longer shown once a wrong key is saved (each fetch a 401), and the page saying why",
     )
     .await?;
     let facts = js(

@@ -2,24 +2,25 @@
 //!
 //! One server and one visit at 768 px serve the five cases (`page_once`): a turn whose
 //! reasoning and answer (before and after the calls) are the payloads of `fixtures::hostile_text`,
-//! whose three calls go to an MCP server named with them, to tools named with them, with an argument,
-//! a result, an error and a resource link made of them, on a server whose model is named with them;
+//! whose five calls go to an MCP server named with them, to tools named and described with them, with
+//! an argument, a result, an error and a resource link made of them and two results that are a bare
+//! `javascript:` or `data:` URL, on a server whose model is named with them;
 //! then a turn the recording proxy refuses with them as the refusal's message; then a reload, which
 //! draws the conversation from storage. At each point the page is read by the contract's marks: the
 //! text each surface must show (computed here from SPEC 7.1 and 5.6), every element, handler or link
 //! a payload would have made (each payload carries its surface's token in them), and the globals the
-//! payloads would set. The proxy's log must hold no request a payload would have made, and the page
-//! must come with 13.23's policy. Each case reads its own surfaces in what the visit saw.
+//! payloads would set. The proxy's log must hold no request a payload would have made. Each case reads
+//! its own surfaces in what the visit saw; the page's policy is 13.23's own case (`page_policy`), so a
+//! page without one fails that case, not every surface's.
 
 use std::sync::LazyLock;
 
-use fixtures::hostile_text::{RESULT_SURFACE, TOOL_SURFACE, hostile_text, link_uri, token, tool_names};
+use fixtures::hostile_text::{RESULT_SURFACE, TOOL_SURFACE, bare_urls, hostile_text, link_uri, token, tool_names};
 use serde_json::{Value, json};
 
 use futures::future::BoxFuture;
 
 use super::page_once::{Point, visited};
-use super::page_policy::policy_holds;
 use super::page_visit::Visit;
 use crate::browser::page::{idle, js, open_every_tool_with_results, reload, sel, send, tools_settled, wait_until};
 use crate::browser::proxy::Framing;
@@ -68,10 +69,17 @@ fn offered_names(server: &str, tools: &[String]) -> Vec<String> {
 fn hostile() -> Setup {
     let exe = crate::running::mediacheck_exe().map_or_else(|_| "mediacheck".to_string(), |p| p.display().to_string());
     let server = hostile_text(SERVER);
-    let [echo, fail, link]: [String; 3] =
-        offered_names(&server, &tool_names()).try_into().expect("the fixture offers three tools");
+    let [echo, fail, link, bare]: [String; 4] =
+        offered_names(&server, &tool_names()).try_into().expect("the fixture offers four tools");
     let argument = hostile_text(RESULT_SURFACE);
-    let calls = fixtures::scripts::calls_script(&[(&echo, &[("text", &argument)]), (&fail, &[]), (&link, &[])]);
+    let [javascript, data] = bare_urls();
+    let calls = fixtures::scripts::calls_script(&[
+        (&echo, &[("text", &argument)]),
+        (&fail, &[]),
+        (&link, &[]),
+        (&bare, &[("url", &javascript)]),
+        (&bare, &[("url", &data)]),
+    ]);
     let first = format!("{}{}", hostile_text(REASONING), calls.replacen("Let me check.", &hostile_text(ANSWER), 1));
     let second = fixtures::scripts::answer_script(&format!("After the calls: {}", hostile_text(ANSWER)));
     let mut setup = Setup::plain().with_key().set("mcp", "image_results", json!(true)).scripts(vec![first, second]);
@@ -97,7 +105,7 @@ pub fn cases() -> Vec<Case> {
             "13.22",
             Must,
             HOSTILE,
-            "an answer holding markup, handlers, javascript: and data: links, Markdown, closing tags, entities, bidi and zero-width characters, before and after the calls, is shown as its characters while streamed and after a reload: no element, handler or link made of it, nothing it would fetch fetched, nothing it would set set, and the page under 13.23's policy",
+            "an answer holding markup, handlers, javascript: and data: links, Markdown, closing tags, entities, bidi and zero-width characters, before and after the calls, is shown as its characters while streamed and after a reload: no element, handler or link made of it, nothing it would fetch fetched, nothing it would set set (whatever the page's policy: 13.23 is judged apart)",
             answer_shown_as_text,
             ["page-answer-as-html", "page-answer-markdown-links", "page-answer-entities-decoded"]
         ),
@@ -106,39 +114,47 @@ pub fn cases() -> Vec<Case> {
             "13.22",
             Must,
             HOSTILE,
-            "reasoning holding the hostile payloads is shown as its characters; no element, handler or link made of it, while streamed or after a reload, nothing fetched or set, and the page under 13.23's policy",
+            "reasoning holding the hostile payloads is shown as its characters while streamed and when drawn again from storage after a reload; no element, handler or link made of it, nothing fetched or set",
             reasoning_shown_as_text,
-            ["page-reasoning-as-html"]
+            ["page-reasoning-as-html", "page-stored-reasoning-decoded"]
         ),
         case!(
             "page.hostile-names-shown-as-text",
             "13.22",
             Must,
             HOSTILE,
-            "tool names and a server name holding the hostile payloads are shown as their characters (and a model named with them makes nothing either), while streamed and after a reload; nothing fetched or set, and the page under 13.23's policy",
+            "tool names and a server name holding the hostile payloads are shown as their characters, while streamed and after a reload; a model, tool descriptions (GET /mcp) and a server's own name made of them make nothing either, wherever the page shows them; nothing fetched or set",
             names_shown_as_text,
-            ["page-tool-name-as-html", "page-server-as-html"]
+            [
+                "page-tool-name-as-html",
+                "page-server-as-html",
+                "page-model-name-as-html",
+                "page-tool-descriptions-as-html"
+            ]
         ),
         case!(
             "page.hostile-results-shown-as-text",
             "13.22",
             Must,
             HOSTILE,
-            "a call's arguments, result, error and resource link (its name, and a javascript: URI) holding the hostile payloads are shown as their characters, while streamed and after a reload; no element, handler or link made of them, nothing fetched or set, and the page under 13.23's policy",
+            "a call's arguments, result, error and resource link (its name, and a javascript: URI) holding the hostile payloads, and results that are a bare javascript: or data: URL and nothing else, are shown as their characters, while streamed and after a reload; no element, handler or link made of them, nothing fetched or set",
             results_shown_as_text,
-            ["page-result-as-html", "page-arguments-as-html"]
+            ["page-result-as-html", "page-arguments-as-html", "page-bare-urls-linked"]
         ),
         case!(
             "page.hostile-notes-shown-as-text",
             "13.22",
             Must,
             HOSTILE,
-            "a refusal whose message holds the hostile payloads is said as its characters with the word failed; no element, handler or link made of it, before or after a reload, nothing fetched or set, and the page under 13.23's policy",
+            "a refusal whose message holds the hostile payloads is said as its characters with the word failed, as it came and when drawn again from storage after a reload; no element, handler or link made of it, nothing fetched or set",
             notes_shown_as_text,
-            ["page-notice-as-html"]
+            ["page-notice-as-html", "page-stored-notice-decoded"]
         ),
     ]
 }
+
+/// The hostile turn's calls: `echo`, `fail`, `link`, and `bare` twice (a `javascript:` and a `data:` URL).
+const CALLS: usize = 5;
 
 const STREAMED: &str = "after the turn";
 const REFUSAL_SHOWN: &str = "after the refused turn";
@@ -152,7 +168,7 @@ fn walk<'a>(visit: &'a Visit<'a>, points: &'a mut Vec<Point>) -> BoxFuture<'a, C
 async fn walk_on(visit: &Visit<'_>, points: &mut Vec<Point>) -> CheckResult {
     let client = visit.client();
     send(client, "Show me what the tools say").await?;
-    wait_until(client, &tools_settled(3), 30, "three tool blocks settled and the turn over").await?;
+    wait_until(client, &tools_settled(CALLS), 30, "five tool blocks settled and the turn over").await?;
     open_every_tool_with_results(client).await?;
     points.push(Point { name: STREAMED, facts: look(visit).await? });
     visit.session.screenshot("hostile-turn").await;
@@ -162,7 +178,7 @@ async fn walk_on(visit: &Visit<'_>, points: &mut Vec<Point>) -> CheckResult {
     points.push(Point { name: REFUSAL_SHOWN, facts: look(visit).await? });
     visit.session.screenshot("hostile-refusal").await;
     reload(client).await?;
-    wait_until(client, &tools_settled(3), 15, "the conversation drawn again after a reload").await?;
+    wait_until(client, &tools_settled(CALLS), 15, "the conversation drawn again after a reload").await?;
     open_every_tool_with_results(client).await?;
     points.push(Point { name: RELOADED, facts: look(visit).await? });
     visit.session.screenshot("hostile-reloaded").await;
@@ -206,7 +222,7 @@ async fn look(visit: &Visit<'_>) -> Result<Value, CheckError> {
     js(visit.client(), &script).await
 }
 
-/// The case `case`'s verdict: the group's visit, then `rule` at each point, the page's policy, and the
+/// The case `case`'s verdict: the group's visit, then `rule` at each point, and the
 /// rules every case holds for its `surfaces`.
 async fn judged(ctx: &Ctx, case: &'static str, surfaces: &[&str], rule: fn(&Point) -> CheckResult) -> CheckResult {
     let framing = Framing::Refuses { marker: REFUSED, message: REFUSAL.as_str() };
@@ -218,6 +234,8 @@ async fn judged(ctx: &Ctx, case: &'static str, surfaces: &[&str], rule: fn(&Poin
     if let Some(error) = &visited.broke {
         return Err(error.clone());
     }
+    // The page's policy is 13.23's case (page.policy): a page without one still shows each surface
+    // here as its characters or not, and is judged on that alone.
     for surface in surfaces {
         let canary = format!("{}{}", fixtures::hostile_text::CANARY_PATH, token(surface));
         let fetched: Vec<&String> =
@@ -228,7 +246,7 @@ async fn judged(ctx: &Ctx, case: &'static str, surfaces: &[&str], rule: fn(&Poin
             format!("{fetched:?}"),
         )?;
     }
-    policy_holds(&ctx.http).await
+    Ok(())
 }
 
 /// No element, handler or link made of a payload for `surfaces`, and none of their globals set.
@@ -282,10 +300,8 @@ fn answer_rule(point: &Point) -> CheckResult {
     )
 }
 
+/// The reasoning, as streamed and as drawn again from storage after the reload (and in between).
 fn reasoning_rule(point: &Point) -> CheckResult {
-    if point.name != STREAMED {
-        return Ok(());
-    }
     let wanted = hostile_text(REASONING);
     let text = answer_bubble(point);
     expect(text.contains(&wanted), format!("{}: the reasoning as its characters: {wanted:?}", point.name), text)
@@ -295,8 +311,9 @@ fn names_rule(point: &Point) -> CheckResult {
     if point.name == REFUSAL_SHOWN {
         return Ok(());
     }
-    shows(point, "names", "tool-name", &tool_names())?;
-    shows(point, "blocks", "tool block, its server's name,", &vec![hostile_text(SERVER); 3])
+    let [echo, fail, link, bare] = tool_names();
+    shows(point, "names", "tool-name", &[echo, fail, link, bare.clone(), bare])?;
+    shows(point, "blocks", "tool block, its server's name,", &vec![hostile_text(SERVER); CALLS])
 }
 
 fn results_rule(point: &Point) -> CheckResult {
@@ -306,7 +323,9 @@ fn results_rule(point: &Point) -> CheckResult {
     let hostile = hostile_text(RESULT_SURFACE);
     // SPEC 7.1: a resource link is `[resource link: <name> <uri>]`, each pair of spaces then one.
     let link = format!("[resource link: {hostile} {}]", link_uri()).replace("  ", " ");
-    shows(point, "results", "tool-result", &[hostile.clone(), format!("error: {hostile}"), link])?;
+    // `bare`'s results are a URL each and nothing else: shown as their characters, never a link.
+    let [javascript, data] = bare_urls();
+    shows(point, "results", "tool-result", &[hostile.clone(), format!("error: {hostile}"), link, javascript, data])?;
     let first = point.facts["blocks"][0].as_str().unwrap_or_default();
     expect(
         first.matches(&hostile).count() >= 2,
@@ -315,8 +334,9 @@ fn results_rule(point: &Point) -> CheckResult {
     )
 }
 
+/// The refused turn's note, as it came and as drawn again from storage after the reload.
 fn notes_rule(point: &Point) -> CheckResult {
-    if point.name != REFUSAL_SHOWN {
+    if point.name == STREAMED {
         return Ok(());
     }
     let bubbles = point.facts["bubbles"].as_array().cloned().unwrap_or_default();

@@ -29,7 +29,7 @@ async fn served_with_a_policy(ctx: Ctx) -> CheckResult {
 }
 
 /// SPEC 13.23 on `GET /` of the server `http` talks to.
-pub(super) async fn policy_holds(http: &Http) -> CheckResult {
+async fn policy_holds(http: &Http) -> CheckResult {
     let page = http.get("/").without_key().send().await?;
     expect_eq("GET / status", 200, page.status)?;
     let headers: Vec<String> = page

@@ -36,8 +36,8 @@ pub fn show(value: &Value) -> String {
     format!("{cut}...")
 }
 
-/// `value` with every secret-bearing string replaced by `"***"`: every string under a `headers` or
-/// `env` object (tokens, keys) and under `api_key`, at any depth. Other values are kept, so the wrong
+/// `value` with every secret-bearing string replaced by `"***"`: every string under a `headers`,
+/// `env` or `api_key` key, whatever its shape (an object, a list, a string) and at any depth. Other values are kept, so the wrong
 /// one still shows.
 pub fn redacted(value: &Value) -> Value {
     match value {
@@ -45,7 +45,9 @@ pub fn redacted(value: &Value) -> Value {
             object
                 .iter()
                 .map(|(key, inner)| {
-                    let secret = key == "api_key" || (matches!(key.as_str(), "headers" | "env") && inner.is_object());
+                    // Whatever shape it has (an object, a list, a bare string), nothing under these
+                    // keys shows a string: a token written as `["Authorization: Bearer …"]` is one.
+                    let secret = matches!(key.as_str(), "api_key" | "headers" | "env");
                     let shown = if secret { strings_hidden(inner) } else { redacted(inner) };
                     (key.clone(), shown)
                 })
@@ -165,6 +167,10 @@ mod tests {
         assert_eq!(ConfigError::new("api_key", &json!(["k3y"]), "a string").value, r#"["***"]"#);
         assert_eq!(ConfigError::new("mcp_servers.env.command", &json!("c"), "x").value, r#""c""#);
         assert_eq!(show(&json!({"x": {"env": {"A": {"b": "s"}}}})), r#"{"x":{"env":{"A":{"b":"***"}}}}"#);
+        // Whatever the shape under headers or env: a list of strings or objects, a bare string.
+        let entry = json!({"type": "sse", "headers": ["Authorization: Bearer T0KEN", {"k": "T0KEN", "n": 1}]});
+        assert_eq!(show(&entry), r#"{"type":"sse","headers":["***",{"k":"***","n":1}]}"#);
+        assert_eq!(show(&json!({"headers": "Bearer T0KEN", "env": ["A=T0KEN"]})), r#"{"headers":"***","env":["***"]}"#);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -44,8 +45,10 @@ pub async fn index(State(state): State<Arc<AppState>>) -> Response {
     response
 }
 
-/// `GET /web/<name>`.
-pub async fn asset(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Response {
+/// `GET /web/<name>`. A name the path extractor refuses (`%FF`, an overlong `%C0%AE`: not UTF-8 once
+/// decoded) is no asset either: the JSON 404, never axum's plain-text 400 (SPEC 2.8).
+pub async fn asset(State(state): State<Arc<AppState>>, name: Result<Path<String>, PathRejection>) -> Response {
+    let Ok(Path(name)) = name else { return ApiError::not_found().into_response() };
     match ASSETS.iter().find(|(asset, _, _)| *asset == name) {
         Some((asset, mime, body)) => serve(&state, asset, mime, body).await,
         None => ApiError::not_found().into_response(),
