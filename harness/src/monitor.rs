@@ -12,7 +12,8 @@
 //! - **4.4, 4.5, 6.2** a streamed chat answer: every `data:` is a chunk with the chunk envelope
 //!   (`id`, `object` `chat.completion.chunk`, `created`, `model`, `choices[0]` with `index` 0, `delta`
 //!   and `finish_reason`), the first delta `{"role":"assistant","content":""}`, a `strata_mcp` chunk's
-//!   delta empty, the last chunk ending with a `finish_reason` and 4.5's `usage`, then `[DONE]`, last;
+//!   delta empty, the last chunk ending with a `finish_reason` and 4.5's `usage` — or, for a failure
+//!   after the stream began, 2.8's error in its place — then `[DONE]`, last;
 //! - **9.4** a picture's 200 has its format's `Content-Type`, its length, `ETag: "<sha256>"`,
 //!   `Cache-Control: private, max-age=31536000, immutable`, `X-Content-Type-Options: nosniff`, and bytes
 //!   whose SHA-256 is the name.
@@ -171,6 +172,10 @@ fn stream(body: &[u8]) -> Result<(), (&'static str, String)> {
     for (n, raw) in chunks.iter().enumerate() {
         let chunk: Value = serde_json::from_str(raw)
             .map_err(|_| ("4.4", format!("data {n} is not JSON (or [DONE] before the end): {:?}", cut(raw, 120))))?;
+        // A failure after the stream began ends it with 2.8's error in place of the last chunk.
+        if chunk.get("error").is_some() && n + 1 == chunks.len() {
+            return error_shape(raw.as_bytes(), None).map_err(|what| ("2.8", format!("the stream's ending {what}")));
+        }
         let choice = &chunk["choices"][0];
         let enveloped = chunk["id"].is_string()
             && chunk["object"] == "chat.completion.chunk"

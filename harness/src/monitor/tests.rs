@@ -137,6 +137,17 @@ fn a_stream_keeps_the_envelope_in_every_chunk_and_ends_with_usage_then_done() {
         assert_eq!(chat(stream, &sse(&chunks, true)), [clause], "{chunks:?}");
     }
     assert_eq!(chat(stream, &sse(&turn(), false)), ["4.4"], "no [DONE]");
+    // A failure after the stream began: 2.8's error in place of the last chunk, then [DONE].
+    let failed = |error: Value| {
+        let mut chunks = turn();
+        chunks[3] = error;
+        chat(stream, &sse(&chunks, true))
+    };
+    assert!(failed(json!({"error": {"type": "invalid_request_error", "message": "exceeds the context"}})).is_empty());
+    assert_eq!(failed(json!({"error": {"message": "no type"}})), ["2.8"]);
+    let mut early = turn();
+    early[1] = json!({"error": {"type": "server_error", "message": "m"}});
+    assert_eq!(chat(stream, &sse(&early, true)), ["4.4"], "an error before the end is no chunk");
     let mut after = sse(&turn(), true);
     after.extend_from_slice(b"data: {}\n\n");
     assert_eq!(chat(stream, &after), ["4.4"], "data after [DONE]");
