@@ -33,14 +33,20 @@ function applyEvent(event, message) {
   }
 }
 
-// A chunk of the stream (SPEC 4.4): the server streams no error chunks — a refusal is an error answer
-// before any stream (app.js shows its message, 13.15), a broken stream a failed read.
+// A chunk of the stream (SPEC 4.4). A refusal before the stream is an error answer (app.js shows its
+// message, 13.15); a later pass refused (its prompt leaves no room, 4.7) ends the stream with 2.8's
+// JSON error in place of a chunk, said the same way (13.16); a broken stream is a failed read.
 export function applyChunk(chunk, message) {
+  if (chunk.error) {
+    message.notice = "The request failed: " + (chunk.error.message || "the server ended the answer with an error");
+    return;
+  }
   if (chunk.strata_mcp) {
     applyEvent(chunk.strata_mcp, message);
     return;
   }
-  const delta = chunk.choices[0].delta; // every other chunk has one choice and a delta (4.4)
+  const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta; // one choice and a delta (4.4)
+  if (!delta) return; // a chunk of no kind the page knows is skipped (13.16)
   if (delta.reasoning_content) message.reasoning += delta.reasoning_content;
   // The text as it streamed, nothing added: it goes back to the model so in the next turn (13.14).
   if (delta.content) lastText(message).text += delta.content;

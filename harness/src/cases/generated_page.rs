@@ -88,12 +88,12 @@ fn search(ctx: &Ctx, handle: &tokio::runtime::Handle) -> CheckResult {
     }
     let turns: Vec<Turn> = trees.iter().map(ValueTree::current).collect();
     let mut first = None;
-    for (at, chunk) in turns.chunks(SESSION_TURNS).enumerate() {
-        match handle.block_on(session(ctx, chunk)) {
+    for visit in model::sessions(&turns, SESSION_TURNS) {
+        match handle.block_on(session(ctx, &turns[visit.clone()])) {
             Ok(()) => continue,
             Err(Outcome::Broken(error)) => return Err(error),
             Err(Outcome::Missed(miss)) => {
-                first = Some(Miss { turn: at * SESSION_TURNS + miss.turn, why: miss.why });
+                first = Some(Miss { turn: visit.start + miss.turn, why: miss.why });
                 break;
             }
         }
@@ -166,6 +166,7 @@ async fn session(ctx: &Ctx, turns: &[Turn]) -> Result<(), Outcome> {
         "api_key": HARNESS_KEY,
         "mcp_servers": {FIXTURE_SERVER: {"url": fixture.url}},
         "mcp": {"image_results": true, "max_result_chars": model::CAP, "max_rounds": model::MAX_ROUNDS},
+        "engine": {"max_context": model::CONTEXT},
     });
     let server = ctx.start_running(&config, &plan.scripts, &[]).await?;
     let driver = driver::driver().await?;
@@ -244,7 +245,18 @@ async fn turn(visit: &Visit<'_>, t: usize, total: usize, held: Option<usize>) ->
         stop(client).await?;
     }
     let what = format!("{total} tool blocks settled and the turn over");
-    wait_until(client, &tools_settled(total), 20, &what).await
+    match wait_until(client, &tools_settled(total), 20, &what).await {
+        // What the turn's bubble ends with says why (a refusal's message, 13.15), where a count cannot.
+        Err(CheckError::Fail { expected, actual }) => {
+            let script = format!(
+                "const b = [...document.querySelectorAll('{}')]; return b.length ? b[b.length - 1].innerText.slice(-240) : '';",
+                sel("bubble")
+            );
+            let tail = js(client, &script).await.ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            Err(CheckError::Fail { expected, actual: format!("{actual}; its bubble ends: {tail:?}") })
+        }
+        settled => settled,
+    }
 }
 
 async fn walk(visit: &Visit<'_>, turns: &[Turn], plan: &model::Plan) -> Result<(), Outcome> {

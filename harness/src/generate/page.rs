@@ -28,6 +28,55 @@ pub const CAP: usize = 20_000;
 pub const MAX_ROUNDS: usize = 2;
 /// Generated turns per session: this share of `--gen-budget` (each turn goes through a browser).
 pub const SHARE: u32 = 3;
+/// `engine.max_context` of the generated page server, in tokens (SPEC 4.8: one a UTF-8 byte). Every
+/// pass's prompt holds the whole conversation, and 4.7 never truncates it: a pass that finds no room
+/// ends the turn with an error (13.15), so each visit's conversation is kept well inside it
+/// ([`sessions`]).
+pub const CONTEXT: usize = 1 << 20;
+/// What one visit's conversation may hold at most, by [`tokens`]' bound: half the context, so a session
+/// of many long results is split into visits rather than refused mid-turn.
+pub const SESSION_TOKENS: usize = CONTEXT / 2;
+/// Bounds, in tokens, of what [`tokens`] does not count byte by byte: the system turn with the
+/// fixture's tools and the probe turn, each call's message framing (its `tool_calls` entry and
+/// `<tool_response>` lines), each picture's part in its tool message. (Seeds `0x1`–`0x3`, `0x5eed`
+/// and `0x18eeab8fa07f1b85`: the largest prompt was 75–81 % of the bound.)
+const BASE_TOKENS: usize = 32 * 1024;
+const CALL_TOKENS: usize = 512;
+const PICTURE_TOKENS: usize = 256;
+
+/// An upper bound of the tokens turn `turn` adds to every later pass's prompt (SPEC 4.8): its message,
+/// its passes' scripts (their text and calls, more than what goes back), each result's text as the
+/// model says it (cut at [`CAP`]) and each picture's part, each with [`CALL_TOKENS`] of framing.
+pub fn tokens(turn: &Turn) -> usize {
+    let plan = plan(std::slice::from_ref(turn));
+    let scripts: usize = plan.scripts.iter().map(String::len).sum();
+    let results: usize = plan.blocks[0]
+        .iter()
+        .map(|b| CALL_TOKENS + b.result.as_ref().map_or(0, |r| r.0.len()) + b.pictures.len() * PICTURE_TOKENS)
+        .sum();
+    CALL_TOKENS + message(0).len() + scripts + results
+}
+
+/// The turns split into visits, in order: at most `most` turns each, and each visit's conversation
+/// (with [`BASE_TOKENS`]) within [`SESSION_TOKENS`] — a turn that alone passes it is a visit of its own
+/// (at most 6 results of [`CAP`] characters, 4 bytes each at most, still inside [`CONTEXT`]).
+pub fn sessions(turns: &[Turn], most: usize) -> Vec<std::ops::Range<usize>> {
+    let mut visits = Vec::new();
+    let (mut start, mut held) = (0, BASE_TOKENS);
+    for (t, turn) in turns.iter().enumerate() {
+        let adds = tokens(turn);
+        if t > start && (t - start == most || held + adds > SESSION_TOKENS) {
+            visits.push(start..t);
+            (start, held) = (t, BASE_TOKENS);
+        }
+        held += adds;
+    }
+    if start < turns.len() {
+        visits.push(start..turns.len());
+    }
+    visits
+}
+
 /// What the last pass of every session answers (the probe turn that sends the conversation back).
 pub const PROBE_ANSWER: &str = "Fertig: alles gesehen.";
 

@@ -110,3 +110,30 @@ fn results_are_modelled_at_the_page_servers_cap() {
     assert!(shown.starts_with(&"é".repeat(CAP)) && shown.contains("truncated"));
     assert_eq!(plan.blocks[0][1].result.as_ref().map(|r| (r.1, r.2)), Some((CAP, false)));
 }
+
+/// Each visit's conversation stays inside the page server's context (SPEC 4.7 never truncates: a
+/// pass past it ends the turn with an error the model does not expect), turns in order, none lost.
+#[test]
+fn sessions_keep_each_visits_conversation_inside_the_context() {
+    let mut runner = crate::generate::runner("page-sessions");
+    let strategy = super::turns();
+    let mut split = 0;
+    for _ in 0..200 {
+        let turns: Vec<Turn> = (0..(DEFAULT_BUDGET / SHARE) as usize * 3)
+            .map(|_| strategy.new_tree(&mut runner).expect("a turn").current())
+            .collect();
+        let visits = sessions(&turns, 16);
+        split += usize::from(visits.len() > 3);
+        assert_eq!(visits.first().map(|v| v.start), Some(0));
+        assert_eq!(visits.last().map(|v| v.end), Some(turns.len()));
+        for (visit, next) in visits.iter().zip(visits.iter().skip(1)) {
+            assert_eq!(visit.end, next.start);
+        }
+        for visit in &visits {
+            let held: usize = BASE_TOKENS + turns[visit.clone()].iter().map(tokens).sum::<usize>();
+            assert!(visit.len() <= 16 && (held <= SESSION_TOKENS || visit.len() == 1), "{visit:?} holds {held}");
+            assert!(held < CONTEXT, "{visit:?} holds {held}");
+        }
+    }
+    assert!(split < 200, "sessions are split by size only now and then ({split} of 200 budgets of 48 turns)");
+}
