@@ -45,8 +45,7 @@ export function applyChunk(chunk, message) {
     applyEvent(chunk.strata_mcp, message);
     return;
   }
-  const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta; // one choice and a delta (4.4)
-  if (!delta) return; // a chunk of no kind the page knows is skipped (13.16)
+  const delta = chunk.choices[0].delta; // every other chunk has one choice and a delta (4.4)
   if (delta.reasoning_content) message.reasoning += delta.reasoning_content;
   // The text as it streamed, nothing added: it goes back to the model so in the next turn (13.14).
   if (delta.content) lastText(message).text += delta.content;
