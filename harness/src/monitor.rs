@@ -1,5 +1,5 @@
 //! The wire monitor: every whole exchange a case makes with the server under test (every
-//! [`crate::http::Call::send`]) is held to SPEC's invariants here, in the harness's own code, whatever
+//! `Call::send` in the client (`http`)) is held to SPEC's invariants here, in the harness's own code, whatever
 //! the case was written to check. A case names one clause and checks it on its path; the monitor checks
 //! the requirements that hold on every path — so a server that keeps 4.4's envelope only in turns
 //! without tools, or 9.4's headers only on a picture's first fetch, fails the case that saw it.
@@ -18,7 +18,7 @@
 //!   `Cache-Control: private, max-age=31536000, immutable`, `X-Content-Type-Options: nosniff`, and bytes
 //!   whose SHA-256 is the name.
 //!
-//! The runner turns what the monitor saw into the case's failure ([`crate::runner`]), naming the
+//! The runner turns what the monitor saw into the case's failure (`runner`), naming the
 //! requirement; only a case that passed is failed this way (its own failure says more).
 
 use http::{HeaderMap, Method};

@@ -308,3 +308,16 @@ async fn walk(visit: &Visit<'_>, turns: &[Turn], plan: &model::Plan) -> Result<(
         .collect();
     judge::sent(turns.len(), &chats).map_err(Outcome::Missed)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_case_names_only_variants_whose_needs_its_odds_test_checks() {
+        let case = super::cases().into_iter().find(|c| c.id == "gen.page-turns-model").expect("the case");
+        let checked: Vec<&str> = crate::generate::page::odds::variants().collect();
+        assert!(!case.broken_by.is_empty());
+        for named in case.broken_by {
+            assert!(checked.contains(named), "{named} is named by the case but its need is not checked");
+        }
+    }
+}

@@ -351,4 +351,4 @@ pub fn describe(turn: &Turn) -> String {
 }
 
 #[cfg(test)]
-mod odds;
+pub(crate) mod odds;
