@@ -47,9 +47,9 @@ fn the_default_budget_holds_what_each_named_variant_needs() {
     }
 }
 
-/// The variants whose needs are checked here: `gen.page-turns-model` names four of them in
-/// `broken_by` (one of each kind: a picture format, a long result kept, an error's state, markup in a
-/// result; each takes `broken_variants` about 70 s, most of it shrinking), and was shown failing against
+/// The variants whose needs are checked here: `gen.page-turns-model` names two of them in
+/// `broken_by` (a picture format and markup in a result; each takes `broken_variants` about 70 s, most
+/// of it shrinking), and was shown failing against
 /// all twelve (docs/generated-cases.md). `cases::generated_page`'s test holds the case to this list.
 pub(crate) fn variants() -> impl Iterator<Item = &'static str> {
     NEEDS.iter().map(|(v, _)| *v)
