@@ -135,21 +135,18 @@ impl Wire {
         conn.request.extend_from_slice(target.0.as_bytes());
         conn.request.extend_from_slice(&self.tail);
         let kept = conn.live.take().filter(|live| live.idle.elapsed() < IDLE_REUSE);
-        let (mut live, head) = match kept {
-            Some(mut live) => match live.ask(&conn.request).await {
-                Ok(head) => (live, head),
-                Err(Failure::NoAnswer(_)) => {
-                    let mut live = self.connect().await?;
-                    let head = live.ask(&conn.request).await.map_err(Failure::error)?;
-                    (live, head)
-                }
-                Err(failure) => return Err(failure.error()),
-            },
-            None => {
-                let mut live = self.connect().await?;
-                let head = live.ask(&conn.request).await.map_err(Failure::error)?;
-                (live, head)
+        let reused = kept.is_some();
+        let mut live = match kept {
+            Some(live) => live,
+            None => self.connect().await?,
+        };
+        let head = match live.ask(&conn.request).await {
+            Ok(head) => head,
+            Err(Failure::NoAnswer(_)) if reused => {
+                live = self.connect().await?;
+                live.ask(&conn.request).await.map_err(Failure::error)?
             }
+            Err(failure) => return Err(failure.error()),
         };
         live.body(head, &mut chunk).await?;
         if head.keep_alive && head.framing != Framing::Close {
