@@ -156,12 +156,7 @@ fn completion(body: &[u8]) -> Result<(), (&'static str, String)> {
 
 /// 4.4's chunks, 6.2's event chunks and 4.5's usage on the last.
 fn stream(body: &[u8]) -> Result<(), (&'static str, String)> {
-    let text = String::from_utf8_lossy(body);
-    let data: Vec<&str> = text
-        .split('\n')
-        .filter_map(|line| line.strip_suffix('\r').unwrap_or(line).strip_prefix("data:"))
-        .map(|d| d.strip_prefix(' ').unwrap_or(d))
-        .collect();
+    let data = events(&String::from_utf8_lossy(body));
     let Some((done, chunks)) = data.split_last() else {
         return Err(("4.4", "an event stream with no data".into()));
     };
@@ -206,6 +201,23 @@ fn stream(body: &[u8]) -> Result<(), (&'static str, String)> {
         return Err(("4.4", format!("a last chunk without a finish_reason: {}", cut(&last.to_string(), 300))));
     }
     usage(&last["usage"]).map_err(|what| ("4.5", format!("the last chunk's {what}")))
+}
+
+/// The data of each event of an SSE body: its `data:` lines (one space after the colon dropped) joined
+/// with `\n`, an event ending at a blank line (or the body's end); comments and other fields skipped.
+fn events(text: &str) -> Vec<String> {
+    let (mut all, mut lines) = (Vec::new(), Vec::<&str>::new());
+    for line in text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).chain([""]) {
+        if line.is_empty() {
+            if !lines.is_empty() {
+                all.push(lines.join("\n"));
+                lines.clear();
+            }
+        } else if let Some(value) = line.strip_prefix("data:") {
+            lines.push(value.strip_prefix(' ').unwrap_or(value));
+        }
+    }
+    all
 }
 
 /// 9.4's headers and bytes.

@@ -137,6 +137,14 @@ fn a_stream_keeps_the_envelope_in_every_chunk_and_ends_with_usage_then_done() {
         assert_eq!(chat(stream, &sse(&chunks, true)), [clause], "{chunks:?}");
     }
     assert_eq!(chat(stream, &sse(&turn(), false)), ["4.4"], "no [DONE]");
+    // One event's JSON over several data: lines, without the space, among other fields: one chunk.
+    let mut split = String::from_utf8(sse(&turn()[..1], false)).expect("text");
+    split = split.replacen("data: {", "id: 1\ndata:{\ndata: ", 1);
+    let rest = String::from_utf8(sse(&turn()[1..], true)).expect("text");
+    assert!(chat(stream, format!("{split}{rest}").as_bytes()).is_empty(), "{split}");
+    // Two data lines in one event are one value, not two chunks.
+    let glued = format!("data: {}\ndata: {}\n\n", turn()[0], turn()[1]);
+    assert_eq!(chat(stream, format!("{glued}{rest}").as_bytes()), ["4.4"], "two chunks glued into one event");
     // A failure after the stream began: 2.8's error in place of the last chunk, then [DONE].
     let failed = |error: Value| {
         let mut chunks = turn();
