@@ -92,6 +92,9 @@ impl Wire {
     /// For the server at `base` (`http://host:port`), sending `Authorization: Bearer key` when given.
     pub fn new(base: &str, key: Option<&str>) -> Result<Self, HttpError> {
         let uri: http::Uri = base.parse().map_err(|_| HttpError::Build(format!("{base} is not a URL")))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(HttpError::Build(format!("{base}: pictures are fetched over http:// only")));
+        }
         let authority = uri.authority().ok_or_else(|| HttpError::Build(format!("{base} names no host")))?;
         let port = authority.port_u16().unwrap_or(80);
         let host = HeaderValue::from_str(authority.as_str()).map_err(|e| HttpError::Build(e.to_string()))?;

@@ -22,6 +22,7 @@ fn the_host_and_key_bytes_are_built_once_from_the_base() {
     );
     assert_eq!(Wire::new("http://[::1]:9/", None).expect("wire").authority, "[::1]:9");
     assert!(Wire::new("not a url", None).is_err());
+    assert!(Wire::new("https://127.0.0.1:8443", None).is_err(), "no TLS: refused, not sent in plain text to port 80");
     assert!(Wire::new("http://127.0.0.1:1", Some("bad\nkey")).is_err());
 }
 
