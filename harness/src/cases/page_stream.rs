@@ -4,14 +4,16 @@
 //! character of two to four bytes cut across two network reads), and the page must show the turn as
 //! streamed: the reasoning, the text before and after the tool block, the block done with its result,
 //! every character intact. And SPEC 13.6's other end of a turn: a stream the proxy breaks while a
-//! call runs is said to have failed, and the running call becomes Not run.
+//! call runs is said to have failed, and the running call becomes Not run. And a stream the server
+//! itself ends with 2.8's error in place of a chunk (a later pass refused, 4.7): the bubble says the
+//! error's message and "failed", keeping what streamed before it.
 
 use serde_json::json;
 
 use std::time::Duration;
 
 use super::common::{answer, call};
-use super::page_visit::{Visit, at_768_framed};
+use super::page_visit::{Visit, at_768, at_768_framed};
 use crate::browser::page::{idle, js, no_debris, open_every_tool, sel, send, tools_settled, wait_until};
 use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckResult, expect, expect_eq};
@@ -43,6 +45,23 @@ const BROKEN: Scenario = own("page-broken-stream", || {
     ])
 });
 
+/// The text the failing turn streams before its call, and the result's length: the first pass fits
+/// [`FAILING_CONTEXT`], the second (the call and its result added) does not (4.7), so the stream ends
+/// with 2.8's error in place of its last chunk (4.4). The first prompt (4.8's rendering of the
+/// fixture's tools and the message) is 7,624 tokens, the second more than 16,600: thousands to spare
+/// on each side.
+const BEFORE_FAILING: &str = "Schon gestreamt: ① 日本語 STREAMED-BEFORE-FAILING";
+const FAILING_RESULT: &str = "9000";
+const FAILING_CONTEXT: u64 = 12_288;
+
+const FAILING: Scenario = own("page-failing-stream", || {
+    super::page_visit::page(vec![
+        call("big", &[("n", FAILING_RESULT)]).replacen("Let me check.", BEFORE_FAILING, 1),
+        answer("never shown"),
+    ])
+    .set("engine", "max_context", json!(FAILING_CONTEXT))
+});
+
 /// What the `call` event of slow_picture holds (6.2's compact JSON).
 const SLOW_CALL: &str = r#""tool":"slow_picture""#;
 
@@ -56,6 +75,15 @@ pub fn cases() -> Vec<Case> {
             "a stream lost while a call runs (the proxy breaks the connection 1.5 s after its call event): the turn ends, its bubble says failed (never stopped), the running call becomes Not run, the finished one stays Done",
             broken_stream,
             ["page-broken-stream-silent", "page-broken-stream-keeps-running"]
+        ),
+        case!(
+            "page.failed-stream-said",
+            "13.16",
+            Must,
+            FAILING,
+            "a turn whose second pass the server refuses after the stream began (the result leaves no room in the context, 4.7), so its last data: is 2.8's JSON error: the bubble says the error's own message and the word failed, and keeps what streamed before it (the text and the done call)",
+            failed_stream,
+            ["page-stream-error-unread", "page-stream-error-drops-the-turn"]
         ),
         case!(
             "page.stream-read-in-any-framing",
@@ -74,6 +102,59 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
     ]
+}
+
+async fn failed_stream(ctx: Ctx) -> CheckResult {
+    at_768(&ctx, "page.failed-stream-said", |visit| Box::pin(failed_turn(visit))).await
+}
+
+async fn failed_turn(visit: &Visit<'_>) -> CheckResult {
+    let before = visit.proxy.log().len();
+    send(visit.client(), "Make it big").await?;
+    let over = format!("{} && document.querySelectorAll('{}').length >= 2", idle(), sel("bubble"));
+    wait_until(visit.client(), &over, 30, "the turn over").await?;
+    let stream = visit.proxy.log()[before..]
+        .iter()
+        .find(|r| r.method == "POST" && r.target.starts_with("/v1/chat/completions"))
+        .map(|r| r.answer_text())
+        .unwrap_or_default();
+    let message = stream_error(&stream);
+    expect(
+        message.is_some(),
+        format!(
+            "the stream ends with 2.8's JSON error as its last data: before [DONE] (4.4; the second pass leaves no room in a context of {FAILING_CONTEXT} tokens, 4.7)"
+        ),
+        stream.chars().rev().take(400).collect::<String>().chars().rev().collect::<String>(),
+    )?;
+    let message = message.unwrap_or_default();
+    let facts = js(
+        visit.client(),
+        &format!(
+            "const b = [...document.querySelectorAll('{}')].pop(); \
+             return {{ text: b.textContent, states: [...b.querySelectorAll('{}')].map(t => t.dataset.state) }};",
+            sel("bubble"),
+            sel("tool")
+        ),
+    )
+    .await?;
+    let text = facts["text"].as_str().unwrap_or_default();
+    expect(text.contains(&message), format!("the error's own message in the bubble: {message:?}"), text)?;
+    expect(text.to_lowercase().contains("failed"), "the bubble says the request failed (the word \"failed\")", text)?;
+    expect(text.contains(BEFORE_FAILING), format!("what streamed before the error kept: {BEFORE_FAILING:?}"), text)?;
+    expect_eq("the finished call's data-state, kept", json!(["done"]), facts["states"].clone())?;
+    no_debris(visit.client(), "after the failed stream").await
+}
+
+/// The `message` of 2.8's JSON error when it is the stream's last `data:` value before `[DONE]`.
+fn stream_error(stream: &str) -> Option<String> {
+    let values: Vec<&str> = stream
+        .lines()
+        .filter_map(|l| l.trim_end_matches('\r').strip_prefix("data:"))
+        .map(|v| v.strip_prefix(' ').unwrap_or(v))
+        .filter(|v| *v != "[DONE]")
+        .collect();
+    let last: serde_json::Value = serde_json::from_str(values.last()?).ok()?;
+    last["error"]["message"].as_str().filter(|m| !m.is_empty()).map(str::to_string)
 }
 
 async fn stream_read_in_any_framing(ctx: Ctx) -> CheckResult {
