@@ -225,7 +225,9 @@ impl Http {
         self.violations.lock().map(|v| v.clone()).unwrap_or_default()
     }
 
-    fn monitor(&self, seen: &Seen<'_>) {
+    /// Holds `seen` — an exchange this client made, or one a page made on its behalf (the recording
+    /// proxy) — to the wire monitor's invariants, keeping what it breaks.
+    pub fn observe(&self, seen: &Seen<'_>) {
         let found = monitor::observe(seen);
         if !found.is_empty()
             && let Ok(mut violations) = self.violations.lock()
@@ -313,7 +315,7 @@ impl Call {
         match answer {
             Ok(reply) => {
                 if self.monitored {
-                    self.http.monitor(&Seen {
+                    self.http.observe(&Seen {
                         method: &self.method,
                         target: &self.target,
                         status: reply.status,

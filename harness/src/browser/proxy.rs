@@ -1,9 +1,15 @@
 //! A recording proxy between the browser and the server under test, on loopback: the page is loaded
 //! from it, so every request the page makes passes through and is written down (method, path, the
-//! key headers, the body of each POST, and what each POST was answered). Answers stream through
+//! key headers, the body of each POST, and what each request was answered). Answers stream through
 //! unchanged (a Stop in the page closes the upstream request too), or, for a proxy started with
 //! [`Framing::Reframed`], event streams framed again as [`super::recut`] says. Origin and Referer are
 //! rewritten to the server's own, since to the page the proxy *is* the server.
+//!
+//! A proxy given the case's client ([`Proxy::watch`]) holds every answer the server gave the page to
+//! the wire monitor's invariants (`monitor`), as the client's own exchanges are: each answer the
+//! server finished (as it sent it, before any framing here), once its last byte has passed. Answers
+//! the proxy made itself, or that the page or the proxy cut short, are not the server's whole answer
+//! and are not held to them.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -16,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
 use crate::check::CheckError;
+use crate::http::Http;
 
 /// The most of a request body kept in the log.
 const MAX_RECORDED_BODY: usize = 32 << 20;
@@ -33,7 +40,7 @@ pub struct Recorded {
     pub api_key: Option<String>,
     /// The body of a POST, as text.
     pub body: Option<String>,
-    /// The answer's body so far (of a POST; at most [`MAX_RECORDED_BODY`]), as it streams to the page.
+    /// The answer's body so far (at most [`MAX_RECORDED_BODY`]), as it streams to the page.
     pub answer: Arc<Mutex<Vec<u8>>>,
 }
 
@@ -82,6 +89,8 @@ struct Shared {
     proxy_origin: String,
     client: reqwest::Client,
     log: Mutex<Vec<Recorded>>,
+    /// The client whose wire monitor sees the server's answers ([`Proxy::watch`]).
+    watch: std::sync::OnceLock<Http>,
 }
 
 /// A running proxy; it stops when dropped.
@@ -115,12 +124,19 @@ impl Proxy {
             proxy_origin: url.clone(),
             client,
             log: Mutex::new(Vec::new()),
+            watch: std::sync::OnceLock::new(),
         });
         let app = Router::new().fallback(forward).with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
         Ok(Proxy { url, shared, task })
+    }
+
+    /// From now on every whole answer the server gives the page is held to the wire monitor's
+    /// invariants, its violations added to `http`'s (so the runner fails the case that saw them).
+    pub fn watch(&self, http: &Http) {
+        let _ = self.shared.watch.set(http.clone());
     }
 
     /// What the page requested so far.
@@ -161,7 +177,7 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         body: (parts.method == http::Method::POST).then(|| String::from_utf8_lossy(&body).into_owned()),
         answer: Arc::default(),
     };
-    let sink = (parts.method == http::Method::POST).then(|| Arc::clone(&recorded.answer));
+    let sink = Some(Arc::clone(&recorded.answer));
     let chat = parts.method == http::Method::POST && target.starts_with("/v1/chat/completions");
     if let Ok(mut log) = shared.log.lock() {
         log.push(recorded);
@@ -211,14 +227,41 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             response = response.header(name, value);
         }
     }
+    let whole = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (kept_whole, answer_status, answer_headers) = (Arc::clone(&whole), answer.status(), answer.headers().clone());
+    let recorded = sink.clone();
     let stream = futures::StreamExt::inspect(answer.bytes_stream(), move |chunk| {
         if let (Some(sink), Ok(bytes)) = (&sink, chunk)
             && let Ok(mut kept) = sink.lock()
-            && kept.len() + bytes.len() <= MAX_RECORDED_BODY
         {
-            kept.extend_from_slice(bytes);
+            if kept.len() + bytes.len() <= MAX_RECORDED_BODY {
+                kept.extend_from_slice(bytes);
+            } else {
+                kept_whole.store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        if chunk.is_err() {
+            kept_whole.store(false, std::sync::atomic::Ordering::Relaxed);
         }
     });
+    // Polled only once the server's answer has ended, never when the page or the proxy cut it short.
+    let watcher = Arc::clone(&shared);
+    let ended = futures::stream::once(async move {
+        if let (Some(http), Some(body)) = (watcher.watch.get(), recorded)
+            && whole.load(std::sync::atomic::Ordering::Relaxed)
+            && let Ok(body) = body.lock()
+        {
+            http.observe(&crate::monitor::Seen {
+                method: &parts.method,
+                target: &target,
+                status: answer_status.as_u16(),
+                headers: &answer_headers,
+                body: &body,
+                key: http.key(),
+            });
+        }
+    });
+    let stream = futures::StreamExt::chain(stream, futures::StreamExt::filter_map(ended, |()| async { None }));
     let body = match shared.framing {
         Framing::Reframed if event_stream => Body::from_stream(super::recut::recut(stream)),
         Framing::BreakAfter { marker, after } if event_stream => {

@@ -24,7 +24,14 @@ pub fn cases() -> Vec<Case> {
         CONTRACT,
         "the page marks the key field and its save control, the message box, Send, bubbles, tool blocks (with a valid data-state, name and result) and pictures, and sends the key exactly as saved (Bearer and the key; no header before a key is saved)",
         contract_marks,
-        ["page-unmarked", "page-bearer-without-a-key", "page-key-saved-by-escape", "page-key-untrimmed"]
+        // The last one breaks 4.5 only in what the page is answered: the wire monitor on the proxy.
+        [
+            "page-unmarked",
+            "page-bearer-without-a-key",
+            "page-key-saved-by-escape",
+            "page-key-untrimmed",
+            "browser-streams-without-usage"
+        ]
     )]
 }
 

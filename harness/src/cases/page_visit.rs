@@ -108,6 +108,8 @@ pub(super) async fn open<'a>(
     framing: Framing,
 ) -> Result<Visit<'a>, CheckError> {
     let proxy = Proxy::start_framing(base, framing).await?;
+    // What the server answers the page is held to the wire monitor's invariants, like the case's own.
+    proxy.watch(&ctx.http);
     let session = driver.session(case, width).await?;
     let loaded = session.client.goto(&format!("{}/", proxy.url)).await;
     if let Err(error) = loaded {
