@@ -47,6 +47,7 @@ pub mod http;
 pub mod load;
 pub mod monitor;
 pub mod report;
+pub mod requirements;
 pub mod runner;
 pub mod running;
 pub mod scenario;

@@ -139,8 +139,10 @@ enum Command {
     HostileTextMcp,
     /// List the cases without running them.
     List {
-        /// Also show which broken server variants each case is proven to fail against, and every SPEC
-        /// clause without a case (with the reason it cannot be checked from outside, when there is one).
+        /// Also show which broken server variants each case is proven to fail against, every SPEC
+        /// clause without a case (with the reason it cannot be checked from outside, when there is
+        /// one), and how many of SPEC's requirements have a check a broken variant proves (each one
+        /// without, with why).
         #[arg(long)]
         coverage: bool,
     },
@@ -168,6 +170,7 @@ fn main() -> ExitCode {
             if coverage {
                 use harness::coverage::{Coverage, NOT_CHECKABLE, SPEC, clauses};
                 print!("{}", Coverage::of(&all, SPEC, NOT_CHECKABLE).summary(clauses(SPEC).len()));
+                print!("{}", harness::requirements::Standing::of(&all, SPEC, &harness::requirements::TABLE).summary());
             }
             ExitCode::from(exit::PASSED)
         }
