@@ -108,10 +108,15 @@ impl Ctx {
             Target::Url { .. } => {
                 Err(CheckError::NotRun("needs a server process of its own (use the embedded or spawn target)".into()))
             }
-            target => target
-                .start_running(config, scripts, env)
-                .await
-                .map_err(|e| CheckError::Fail { expected: "the server starts".into(), actual: e.to_string() }),
+            target => {
+                let mut running = target
+                    .start_running(config, scripts, env)
+                    .await
+                    .map_err(|e| CheckError::Fail { expected: "the server starts".into(), actual: e.to_string() })?;
+                // Its exchanges are held to the wire monitor's invariants like the case's own.
+                running.http = running.http.reporting_to(&self.http);
+                Ok(running)
+            }
         }
     }
 

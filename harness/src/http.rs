@@ -182,6 +182,12 @@ impl Http {
         Self { transcript: Arc::default(), violations: Arc::default(), ..self.clone() }
     }
 
+    /// This client, with what the wire monitor finds in its exchanges kept among `case`'s (a client
+    /// for a server the case started itself, so the runner fails the case for what it saw).
+    pub fn reporting_to(self, case: &Http) -> Self {
+        Self { violations: Arc::clone(&case.violations), ..self }
+    }
+
     /// The server's base URL.
     pub fn base(&self) -> &str {
         &self.base

@@ -1,6 +1,6 @@
 //! The wire monitor: every whole exchange a case makes with the server under test (every
-//! `Call::send` in the client (`http`), and every whole answer the chat page gets through the
-//! recording proxy of `browser`) is held to SPEC's invariants here, in the harness's own code, whatever
+//! `Call::send` in the client (`http`), every whole answer the chat page gets through the
+//! recording proxy of `browser`, and those of servers a case starts itself) is held to SPEC's invariants here, in the harness's own code, whatever
 //! the case was written to check. A case names one clause and checks it on its path; the monitor checks
 //! the requirements that hold on every path — so a server that keeps 4.4's envelope only in turns
 //! without tools, or 9.4's headers only on a picture's first fetch, fails the case that saw it.
