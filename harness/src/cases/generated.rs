@@ -4,7 +4,7 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{concurrency, config, events, keys, lifting, property, property_sharing, results};
+use crate::generate::{concurrency, config, events, keys, lifting, property, property_sharing, requests, results};
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
 use serde_json::json;
@@ -17,6 +17,8 @@ fn staged_results(image_results: bool) -> Setup {
         .scripts(vec![super::common::call("staged", &[]), super::common::answer("ok")])
 }
 const RESULTS: Scenario = own("generated-results", || staged_results(true));
+/// A plain server whose one script answers every generated request alike.
+const REQUESTS: Scenario = own("generated-requests", || Setup::plain().scripts(vec![requests::SCRIPT.to_string()]));
 const RESULTS_OFF: Scenario = own("generated-results-off", || staged_results(false));
 const RESULTS_VISION: Scenario = own("generated-results-vision", || staged_results(true).vision());
 /// A script set per `picture` call a generated burst can make, each request starting at its set's
@@ -105,6 +107,23 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
         case!(
+            "gen.request-model",
+            "4.8",
+            Must,
+            REQUESTS,
+            "generated requests (1-6 messages of every role, system, developer, user, assistant and tool, anywhere; content a string, null or 1-3 text parts, of non-ASCII, astral, bidi, whitespace of every kind and marker text such as <|im_end|>; streamed or not; max_tokens and max_completion_tokens absent, null, 0 or -1; unknown fields of every JSON type) are each taken, answered with the script's reasoning and text and its whole length, and counted as the 4.8 model says: usage.prompt_tokens exactly the turns' tokens, one a byte, marker text as text, developer as system, parts joined with nothing, consecutive tool messages one user turn",
+            request_model,
+            [
+                "assistant-as-user",
+                "developer-as-user",
+                "text-parts-joined-by-newline",
+                "markers-as-special-tokens",
+                "null-content-refused",
+                "max-tokens-zero-caps",
+                "unknown-fields-refused"
+            ]
+        ),
+        case!(
             "gen.config-model",
             "1.5",
             Must,
@@ -156,6 +175,15 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
     ]
+}
+
+async fn request_model(ctx: Ctx) -> CheckResult {
+    let http = ctx.http.clone();
+    let baseline = requests::baseline(&http).await.map_err(crate::check::broken)?;
+    property("requests", requests::requests(), requests::describe, move |request| {
+        requests::check(http.clone(), baseline, request)
+    })
+    .await
 }
 
 async fn config_model(ctx: Ctx) -> CheckResult {
@@ -262,6 +290,13 @@ async fn lifting_model(ctx: Ctx) -> CheckResult {
 
 #[cfg(test)]
 mod tests {
+    /// gen.request-model names exactly the variants whose odds `generate::requests` checks.
+    #[test]
+    fn the_request_case_names_the_variants_with_checked_odds() {
+        let case = super::cases().into_iter().find(|c| c.id == "gen.request-model").expect("the case");
+        assert_eq!(case.broken_by, crate::generate::requests::VARIANTS);
+    }
+
     /// gen.lifting-model names only variants whose odds `generate::lifting::odds` checks.
     #[test]
     fn the_lifting_case_names_only_variants_with_checked_odds() {
