@@ -4,7 +4,9 @@
 use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
-use crate::generate::{concurrency, config, events, keys, lifting, property, property_sharing, requests, results};
+use crate::generate::{
+    concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results,
+};
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
 use serde_json::json;
@@ -17,6 +19,9 @@ fn staged_results(image_results: bool) -> Setup {
         .scripts(vec![super::common::call("staged", &[]), super::common::answer("ok")])
 }
 const RESULTS: Scenario = own("generated-results", || staged_results(true));
+/// A server with a key and tool pictures on: its cache folder is where the picture requests' files
+/// are planted.
+const PICTURE_ROUTE: Scenario = own("generated-picture-route", || Setup::mcp(Some(true)).with_key());
 /// A plain server whose one script answers every generated request alike.
 const REQUESTS: Scenario = own("generated-requests", || Setup::plain().scripts(vec![requests::SCRIPT.to_string()]));
 const RESULTS_OFF: Scenario = own("generated-results-off", || staged_results(false));
@@ -124,6 +129,25 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
         case!(
+            "gen.picture-route-model",
+            "9.5",
+            Must,
+            PICTURE_ROUTE,
+            "generated GET and HEAD requests of /tool-media/ names (a planted PNG, JPEG or WebP; a well-formed name with no file, a folder, a FIFO or a link; names malformed eight ways) with the key in every form 2.2 takes, none or a wrong one, and If-None-Match absent, the ETag strong, weak or in a list, * or another: 401 with 2.4's body, 9.7's 404, 304 without a body, or 200 with 9.4's headers and the picture's bytes, as the model says; HEAD is GET without a body",
+            picture_route_model,
+            [
+                "media-public",
+                "no-304",
+                "head-skips-checks",
+                "bearer-only",
+                "key-prefix-match",
+                "media-headers",
+                "media-x-api-key-refused",
+                "media-etag-unquoted",
+                "bearer-case-sensitive"
+            ]
+        ),
+        case!(
             "gen.config-model",
             "1.5",
             Must,
@@ -182,6 +206,15 @@ async fn request_model(ctx: Ctx) -> CheckResult {
     let baseline = requests::baseline(&http).await.map_err(crate::check::broken)?;
     property("requests", requests::requests(), requests::describe, move |request| {
         requests::check(http.clone(), baseline, request)
+    })
+    .await
+}
+
+async fn picture_route_model(ctx: Ctx) -> CheckResult {
+    let (http, folder) = (ctx.http.clone(), ctx.cache_dir()?);
+    let planted = picture_route::plant(&folder).map_err(crate::check::broken)?;
+    property("picture-route", picture_route::requests(), picture_route::describe, move |request| {
+        picture_route::check(http.clone(), planted.clone(), request)
     })
     .await
 }
@@ -290,6 +323,13 @@ async fn lifting_model(ctx: Ctx) -> CheckResult {
 
 #[cfg(test)]
 mod tests {
+    /// gen.picture-route-model names exactly the variants whose odds `generate::picture_route` checks.
+    #[test]
+    fn the_picture_route_case_names_the_variants_with_checked_odds() {
+        let case = super::cases().into_iter().find(|c| c.id == "gen.picture-route-model").expect("the case");
+        assert_eq!(case.broken_by, crate::generate::picture_route::VARIANTS);
+    }
+
     /// gen.request-model names exactly the variants whose odds `generate::requests` checks.
     #[test]
     fn the_request_case_names_the_variants_with_checked_odds() {

@@ -35,7 +35,7 @@ pub fn cases() -> Vec<Case> {
             PICTURE,
             "Content-Type, Content-Length, ETag, Cache-Control and nosniff",
             headers,
-            ["media-headers"]
+            ["media-headers", "media-length-missing"]
         ),
         case!(
             "tool-media.get.not-modified",

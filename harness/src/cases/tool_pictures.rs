@@ -194,7 +194,7 @@ pub fn cases() -> Vec<Case> {
             FORMATS,
             "a JPEG and a WebP are cached as .jpg and .webp and served with their Content-Type, byte for byte; a PNG resource blob labelled image/png is cached like an image block, one labelled otherwise is not",
             formats_and_blobs,
-            ["jpeg-webp-refused", "blob-label-ignored"]
+            ["jpeg-webp-refused", "blob-label-ignored", "image-jpg-mime"]
         ),
         case!(
             "media.gif-and-bmp-stay-text",
