@@ -38,6 +38,10 @@ pub struct Settings {
     pub seed: u64,
     /// Generated requests per generated case.
     pub budget: u32,
+    /// Whether a failure is shrunk to a smallest failing value (`MEDIACHECK_GEN_SHRINK=0` turns it off:
+    /// the verdict is the same, the report shows the value as drawn; the broken-variants test, which
+    /// needs only the verdict, runs so).
+    pub shrink: bool,
 }
 
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
@@ -47,13 +51,18 @@ pub fn configure(settings: Settings) {
     let _ = SETTINGS.set(settings);
 }
 
-/// This run's settings: as configured, else `MEDIACHECK_GEN_SEED`/`MEDIACHECK_GEN_BUDGET`, else a seed
-/// from the clock and the default budget.
+/// This run's settings: as configured, else `MEDIACHECK_GEN_SEED`/`MEDIACHECK_GEN_BUDGET`/
+/// `MEDIACHECK_GEN_SHRINK`, else a seed from the clock, the default budget and shrinking on.
 pub fn settings() -> Settings {
     *SETTINGS.get_or_init(|| {
         let budget = std::env::var("MEDIACHECK_GEN_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_BUDGET);
-        Settings { seed: default_seed(), budget }
+        Settings { seed: default_seed(), budget, shrink: default_shrink() }
     })
+}
+
+/// Whether failures are shrunk: unless `MEDIACHECK_GEN_SHRINK` is `0`.
+pub fn default_shrink() -> bool {
+    std::env::var("MEDIACHECK_GEN_SHRINK").map_or(true, |v| v != "0")
 }
 
 /// `MEDIACHECK_GEN_SEED` when set, else a seed from the clock.
@@ -101,13 +110,17 @@ where
     F: Fn(S::Value) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), String>> + Send,
 {
-    let Settings { seed, budget: run_budget } = settings();
+    let Settings { seed, budget: run_budget, shrink } = settings();
     let budget = (run_budget / share.max(1)).max(1);
     let handle = tokio::runtime::Handle::current();
     let key = key_of(seed, salt);
     let outcome = tokio::task::spawn_blocking(move || {
-        let config =
-            Config { cases: budget, max_shrink_iters: SHRINK_STEPS, failure_persistence: None, ..Config::default() };
+        let config = Config {
+            cases: budget,
+            max_shrink_iters: if shrink { SHRINK_STEPS } else { 0 },
+            failure_persistence: None,
+            ..Config::default()
+        };
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key));
         let result = runner.run(&strategy, |value| handle.block_on(check(value)).map_err(TestCaseError::fail));
         result.map_err(|error| match error {

@@ -255,7 +255,11 @@ fn main() -> ExitCode {
             screenshots,
         } => {
             let seed = seed.unwrap_or_else(harness::generate::default_seed);
-            harness::generate::configure(harness::generate::Settings { seed, budget: gen_budget });
+            harness::generate::configure(harness::generate::Settings {
+                seed,
+                budget: gen_budget,
+                shrink: harness::generate::default_shrink(),
+            });
             let target = match (url, spawn) {
                 (Some(base), None) => Target::Url { base, api_key },
                 (None, Some(template)) => Target::Spawn { template },

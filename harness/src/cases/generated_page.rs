@@ -78,7 +78,7 @@ async fn page_turns_model(ctx: Ctx) -> CheckResult {
 
 /// Draws a session, runs it, and on a miss shrinks the turn it names.
 fn search(ctx: &Ctx, handle: &tokio::runtime::Handle) -> CheckResult {
-    let crate::generate::Settings { seed, budget } = settings();
+    let crate::generate::Settings { seed, budget, shrink: shrinking } = settings();
     let count = (budget / SHARE).max(1) as usize;
     let mut runner = runner("page-turns");
     let strategy = model::turns();
@@ -103,6 +103,11 @@ fn search(ctx: &Ctx, handle: &tokio::runtime::Handle) -> CheckResult {
         "{count} generated turns through the page as the model says (seed {seed:#x}; replay: --seed {seed:#x} --gen-budget {budget})"
     );
     let tree = &mut trees[first.turn.min(count - 1)];
+    if !shrinking {
+        let turn = model::describe(&tree.current());
+        let actual = format!("turn {}: {}\n(not shrunk: MEDIACHECK_GEN_SHRINK=0)\n{turn}", first.turn + 1, first.why);
+        return Err(CheckError::Fail { expected, actual });
+    }
     let (smallest, why) = shrink(ctx, handle, tree.as_mut());
     let actual = match smallest {
         Some(turn) => format!(
