@@ -6,6 +6,7 @@ use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::{
     concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results,
+    tool_listing,
 };
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
@@ -148,6 +149,15 @@ pub fn cases() -> Vec<Case> {
             ]
         ),
         case!(
+            "gen.tool-listing-model",
+            "5.6",
+            Must,
+            LAUNCHES,
+            "generated tool listings (1-8 tools over pages of 1-3 or one page; names empty, of words, punctuation, spaces and non-ASCII, colliding once cleaned, past 64 characters or ending in _2; a description, a title, both or neither, 0-400 characters) under a generated server name: GET /mcp shows the server ready with exactly the tools the model says, in order: each named as 5.6 says, with its own name and its description or title cut to 300 characters, empty names left out, and their count (a quarter of --gen-budget: each starts a server)",
+            tool_listing_model,
+            ["names-unclean", "names-cut-at-63", "tools-without-descriptions", "descriptions-cut-in-bytes"]
+        ),
+        case!(
             "gen.config-model",
             "1.5",
             Must,
@@ -215,6 +225,13 @@ async fn picture_route_model(ctx: Ctx) -> CheckResult {
     let planted = picture_route::plant(&folder).map_err(crate::check::broken)?;
     property("picture-route", picture_route::requests(), picture_route::describe, move |request| {
         picture_route::check(http.clone(), planted.clone(), request)
+    })
+    .await
+}
+
+async fn tool_listing_model(ctx: Ctx) -> CheckResult {
+    property_sharing("tool-listing", 4, tool_listing::listings(), tool_listing::describe, move |listing| {
+        tool_listing::check(ctx.clone(), listing)
     })
     .await
 }
@@ -328,6 +345,13 @@ mod tests {
     fn the_picture_route_case_names_the_variants_with_checked_odds() {
         let case = super::cases().into_iter().find(|c| c.id == "gen.picture-route-model").expect("the case");
         assert_eq!(case.broken_by, crate::generate::picture_route::VARIANTS);
+    }
+
+    /// gen.tool-listing-model names exactly the variants whose odds `generate::tool_listing` checks.
+    #[test]
+    fn the_tool_listing_case_names_the_variants_with_checked_odds() {
+        let case = super::cases().into_iter().find(|c| c.id == "gen.tool-listing-model").expect("the case");
+        assert_eq!(case.broken_by, crate::generate::tool_listing::VARIANTS);
     }
 
     /// gen.request-model names exactly the variants whose odds `generate::requests` checks.

@@ -27,6 +27,7 @@ use crate::browser::proxy::Framing;
 use crate::case::{Case, CheckError, CheckResult, expect};
 use crate::cases::case;
 use crate::context::Ctx;
+use crate::generate::tool_listing::offered_names;
 use crate::scenario::{Reach, Scenario, Serving, Setup};
 
 const ANSWER: &str = "answer";
@@ -39,30 +40,6 @@ const NOTE: &str = "note";
 const REFUSED: &str = "Refuse this turn";
 /// The refusal's message: the note surface's payloads.
 static REFUSAL: LazyLock<String> = LazyLock::new(|| hostile_text(NOTE));
-
-/// SPEC 5.6's names for `tools` of the server `server`, as a model is offered them: each part with
-/// every character outside `[A-Za-z0-9_-]` made `_` (an empty one `x`), joined by `__`, cut to 64
-/// characters; a name taken becomes its first 60 characters and `_2`, `_3`, … (the first not taken).
-fn offered_names(server: &str, tools: &[String]) -> Vec<String> {
-    let clean = |part: &str| -> String {
-        if part.is_empty() {
-            return "x".into();
-        }
-        part.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
-    };
-    let mut taken: Vec<String> = Vec::new();
-    for tool in tools {
-        let whole: String = format!("{}__{}", clean(server), clean(tool)).chars().take(64).collect();
-        let name = if taken.contains(&whole) {
-            let stem: String = whole.chars().take(60).collect();
-            (2..).map(|n| format!("{stem}_{n}")).find(|n| !taken.contains(n)).unwrap_or(whole)
-        } else {
-            whole
-        };
-        taken.push(name);
-    }
-    taken
-}
 
 /// The server: the hostile-text MCP server under a hostile name, a model named with payloads, and a
 /// pass whose reasoning, text and three calls carry them, then a pass with more text.
@@ -366,22 +343,4 @@ async fn results_shown_as_text(ctx: Ctx) -> CheckResult {
 
 async fn notes_shown_as_text(ctx: Ctx) -> CheckResult {
     judged(&ctx, NOTES_CASE, &[NOTE], notes_rule).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::offered_names;
-
-    #[test]
-    fn names_are_offered_as_spec_5_6_says() {
-        let tools = ["echo".to_string(), "naïve tool".into(), "".into()];
-        assert_eq!(offered_names("fake", &tools), ["fake__echo", "fake__na_ve_tool", "fake__x"]);
-        let long = "s".repeat(70);
-        let named = offered_names(&long, &["a".into(), "b".into(), "c".into()]);
-        assert_eq!(named[0], "s".repeat(64));
-        assert_eq!(named[1], format!("{}_2", "s".repeat(60)));
-        assert_eq!(named[2], format!("{}_3", "s".repeat(60)));
-        let taken = offered_names("p", &["x_2".into(), "x".into(), "x.".into(), "x-".into()]);
-        assert_eq!(taken, ["p__x_2", "p__x", "p__x_", "p__x-"]);
-    }
 }
