@@ -214,11 +214,19 @@ pub fn describe(request: &PictureRequest) -> String {
     format!("{request:?}")
 }
 
+/// A planted picture: its format, bytes and media name.
+#[derive(Debug, Clone)]
+struct Picture {
+    format: PictureFormat,
+    bytes: Vec<u8>,
+    name: String,
+}
+
 /// What the cache folder holds for the generated requests: each format's picture (its bytes, hash
 /// and name), and the well-formed names of the absent file, folder, FIFO and link.
 #[derive(Debug, Clone)]
 pub struct Planted {
-    pictures: Vec<(PictureFormat, Vec<u8>, String)>,
+    pictures: Vec<Picture>,
     absent: String,
     folder: String,
     fifo: String,
@@ -249,7 +257,7 @@ pub fn plant(folder: &Path) -> Result<Planted, String> {
         let bytes = picture(format, 36 + at as u32, 24, 0x9e7 + at as u32);
         let name = name_of(&bytes, format);
         std::fs::write(folder.join(&name), &bytes).map_err(|e| failed("a picture", e))?;
-        pictures.push((format, bytes, name));
+        pictures.push(Picture { format, bytes, name });
     }
     let well_formed = |digit: char| format!("{}.png", std::iter::repeat_n(digit, 64).collect::<String>());
     let (absent, folder_name, fifo, link) = (well_formed('a'), well_formed('b'), well_formed('c'), well_formed('d'));
@@ -264,7 +272,7 @@ pub fn plant(folder: &Path) -> Result<Planted, String> {
         }
     }
     let outside: PathBuf = folder.parent().unwrap_or(folder).join("picture-route-outside.png");
-    std::fs::write(&outside, &pictures[0].1).map_err(|e| failed("the link's target", e))?;
+    std::fs::write(&outside, &pictures[0].bytes).map_err(|e| failed("the link's target", e))?;
     if std::fs::symlink_metadata(folder.join(&link)).is_err() {
         std::os::unix::fs::symlink(&outside, folder.join(&link)).map_err(|e| failed("a link", e))?;
     }
@@ -273,13 +281,13 @@ pub fn plant(folder: &Path) -> Result<Planted, String> {
 
 impl Planted {
     /// The request target for `target`, and the planted picture it names, if any.
-    fn path(&self, target: Target) -> (String, Option<&(PictureFormat, Vec<u8>, String)>) {
-        let png = &self.pictures[0].2;
+    fn path(&self, target: Target) -> (String, Option<&Picture>) {
+        let png = &self.pictures[0].name;
         let (hash, _) = png.split_once('.').unwrap_or((png, ""));
         let name = match target {
             Target::Planted(format) => {
-                let found = self.pictures.iter().find(|(f, _, _)| *f == format);
-                return (format!("/tool-media/{}", found.map_or("", |p| p.2.as_str())), found);
+                let found = self.pictures.iter().find(|p| p.format == format);
+                return (format!("/tool-media/{}", found.map_or("", |p| p.name.as_str())), found);
             }
             Target::Absent => self.absent.clone(),
             Target::Folder => self.folder.clone(),
@@ -326,7 +334,7 @@ pub async fn check(http: Http, planted: Planted, request: PictureRequest) -> Res
             call.header("authorization", format!("Bearer {prefix}").as_bytes())
         }
     };
-    let hash = found.map(|(_, bytes, _)| sha256(bytes)).unwrap_or_else(|| "0".repeat(64));
+    let hash = found.map(|p| sha256(&p.bytes)).unwrap_or_else(|| "0".repeat(64));
     if let Some(tag) = request.condition.header(&hash) {
         call = call.header("if-none-match", tag.as_bytes());
     }
@@ -354,7 +362,7 @@ pub async fn check(http: Http, planted: Planted, request: PictureRequest) -> Res
             Err(format!("body {:?}, the model says {wanted}", String::from_utf8_lossy(&reply.body)))
         };
     }
-    let Some((format, bytes, _)) = found.filter(|_| status == 200) else { return Ok(()) };
+    let Some(Picture { format, bytes, .. }) = found.filter(|_| status == 200) else { return Ok(()) };
     let mut wrong = Vec::new();
     if !request.head && reply.body != *bytes {
         wrong.push(format!("{} bytes that are not the planted picture's {}", reply.body.len(), bytes.len()));
