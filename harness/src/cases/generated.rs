@@ -180,7 +180,7 @@ pub fn cases() -> Vec<Case> {
             "6.2",
             Must,
             LAUNCHES,
-            "generated tool turns (1 to 4 passes, the last repeating, each answering or writing echo and own-tool calls in any order, some ending inside a call; max_rounds 1 to 3) give the strata_mcp events the §6 model says, in order: starts as calls are written, call and result one after another with their round, skipped results after an own call or past the limit, limit, one id per call, and the finish reason (half of --gen-budget: each starts a server)",
+            "generated tool turns (1 to 4 passes, the last repeating, each answering or writing echo, own-tool and unknown-name calls in any order, some ending inside a call; max_rounds 1 to 3) give the strata_mcp events the §6 model says, in order: starts as calls are written, call and result one after another with their round (an unknown name's with server null and 7.2c's error), skipped results after an own call or past the limit, limit, one id per call, and the finish reason (half of --gen-budget: each starts a server)",
             tool_turn_events_model,
             [
                 "no-round-limit",
@@ -190,7 +190,8 @@ pub fn cases() -> Vec<Case> {
                 "event-shape",
                 "tool-calls-finish-stop",
                 "own-tools-stop-mcp",
-                "length-cut-calls-run"
+                "length-cut-calls-run",
+                "unknown-tool-reworded"
             ]
         ),
         case!(

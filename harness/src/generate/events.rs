@@ -1,13 +1,15 @@
 //! Generated tool turns and a model of the `strata_mcp` event sequence SPEC §6 says they give.
 //!
 //! A turn is the mock engine's scripts for its passes (4.9: the last repeats): a pass answers, or
-//! writes calls — to the fixture's `echo` (MCP) and to the request's own `lookup`, in any order — and
+//! writes calls — to the fixture's `echo` (MCP), to the request's own `lookup`, and to names no one
+//! offers (`fake__nope`, `other__echo`, a bare `echo`), in any order — and
 //! may end inside one more MCP call; `mcp.max_rounds` is 1 to 3. The model says, pass by pass: a
 //! `start` for each MCP call as it is written (6.2, 6.9: and nothing more for the one the output ends
 //! inside); then, if the pass also called `lookup`, every MCP call `skipped` and the answer ends with
 //! `tool_calls` (6.10); else if `max_rounds` rounds already ran, `limit`, every call `skipped`, `stop`
-//! (6.6); else each call's `call` (its round, from 1) and `result` (echo's text), one after another in
-//! the order written (6.3), and the next pass. A pass without a complete MCP call ends the answer with
+//! (6.6); else each call's `call` (its round, from 1) and `result` (echo's text; for a name no one
+//! offers, `server` null and 7.2c's error), one after another in the order written (6.3), and the
+//! next pass. A pass without a complete MCP call ends the answer with
 //! `stop`. Each call's events share one id.
 
 use proptest::prelude::*;
@@ -22,7 +24,13 @@ pub enum Call {
     Echo(String),
     /// The request's own `lookup`.
     Own,
+    /// A name no server and no request offers (7.2c: an error result, `server` null).
+    Unknown(&'static str),
 }
+
+/// Names no server offers: the fixture's server with a tool it lacks, a server that is not there, a
+/// bare tool name without its server.
+const UNKNOWN: &[&str] = &["fake__nope", "other__echo", "echo"];
 
 /// One pass of the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +51,11 @@ pub struct Turn {
 }
 
 fn call() -> impl Strategy<Value = Call> {
-    prop_oneof![4 => "[a-z]{1,6}".prop_map(Call::Echo), 1 => Just(Call::Own)]
+    prop_oneof![
+        4 => "[a-z]{1,6}".prop_map(Call::Echo),
+        1 => Just(Call::Own),
+        1 => prop::sample::select(UNKNOWN).prop_map(Call::Unknown),
+    ]
 }
 
 fn pass() -> impl Strategy<Value = Pass> {
@@ -70,6 +82,7 @@ impl Pass {
             let (name, key, value) = match call {
                 Call::Echo(text) => (ECHO, "text", text.as_str()),
                 Call::Own => ("lookup", "q", "cats"),
+                Call::Unknown(name) => (*name, "text", "x"),
             };
             script.push_str(&format!(
                 "\n<tool_call>\n<function={name}>\n<parameter={key}>\n{value}\n</parameter>\n</function>\n</tool_call>"
@@ -88,34 +101,57 @@ pub fn expected(turn: &Turn) -> (Vec<Value>, &'static str) {
     let mut rounds = 0;
     for index in 0.. {
         let pass = &turn.passes[index.min(turn.passes.len() - 1)];
-        let echoes: Vec<&String> =
-            pass.calls.iter().filter_map(|c| if let Call::Echo(t) = c { Some(t) } else { None }).collect();
-        for _ in 0..echoes.len() + usize::from(pass.unfinished) {
+        // The calls the hub takes: every one but the request's own (an unknown name among them).
+        let mcp: Vec<&Call> = pass.calls.iter().filter(|c| **c != Call::Own).collect();
+        for call in &mcp {
+            events.push(json!({"event": "start", "name": name_of(call)}));
+        }
+        if pass.unfinished {
             events.push(json!({"event": "start", "name": ECHO}));
         }
         let skipped = || json!({"event": "result", "ok": false, "skipped": true, "text": "not run", "chars": 0, "truncated": false});
         if pass.calls.contains(&Call::Own) {
-            events.extend(echoes.iter().map(|_| skipped()));
+            events.extend(mcp.iter().map(|_| skipped()));
             return (events, "tool_calls");
         }
-        if echoes.is_empty() {
+        if mcp.is_empty() {
             return (events, "stop");
         }
         if rounds == turn.max_rounds {
             events.push(json!({"event": "limit", "max_rounds": turn.max_rounds}));
-            events.extend(echoes.iter().map(|_| skipped()));
+            events.extend(mcp.iter().map(|_| skipped()));
             return (events, "stop");
         }
         rounds += 1;
-        for text in echoes {
-            events.push(json!({"event": "call", "name": ECHO, "server": "fake", "tool": "echo",
-                "arguments": {"text": text}, "round": rounds}));
-            events.push(
-                json!({"event": "result", "ok": true, "text": text, "chars": text.chars().count(), "truncated": false}),
-            );
+        for call in mcp {
+            match call {
+                Call::Echo(text) => {
+                    events.push(json!({"event": "call", "name": ECHO, "server": "fake", "tool": "echo",
+                        "arguments": {"text": text}, "round": rounds}));
+                    events.push(json!({"event": "result", "ok": true, "text": text, "chars": text.chars().count(),
+                        "truncated": false}));
+                }
+                Call::Unknown(name) => {
+                    let text = format!("error: there is no tool named '{name}'");
+                    events.push(json!({"event": "call", "name": name, "server": null, "tool": name,
+                        "arguments": {"text": "x"}, "round": rounds}));
+                    events.push(json!({"event": "result", "ok": false, "text": text, "chars": text.chars().count(),
+                        "truncated": false}));
+                }
+                Call::Own => {}
+            }
         }
     }
     unreachable!("the loop returns once the rounds are used up")
+}
+
+/// The name a call is written with.
+fn name_of(call: &Call) -> &str {
+    match call {
+        Call::Echo(_) => ECHO,
+        Call::Own => "lookup",
+        Call::Unknown(name) => name,
+    }
 }
 
 /// Checks the events of one streamed turn against the model: the sequence (ids and `ms` aside), one
@@ -225,6 +261,15 @@ mod odds {
             let starts = events.iter().filter(|e| e["event"] == "start").count();
             let closed = events.iter().filter(|e| e["event"] == "call" || e["skipped"] == true).count();
             starts > closed && turn.passes.iter().any(|p| p.unfinished && !p.calls.is_empty())
+        });
+        assert!(held >= 999, "{held} of 1,000 runs");
+    }
+
+    #[test]
+    fn nearly_every_run_runs_a_call_to_a_name_no_one_offers() {
+        // What `unknown-tool-reworded` needs to show: a call to an unknown name that runs.
+        let held = crate::generate::runs_holding(turns(), 24, |turn| {
+            expected(turn).0.iter().any(|e| e["event"] == "call" && e["server"].is_null())
         });
         assert!(held >= 999, "{held} of 1,000 runs");
     }
