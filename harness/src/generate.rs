@@ -13,6 +13,7 @@ pub mod page;
 pub mod picture_route;
 pub mod requests;
 pub mod results;
+pub mod status;
 pub mod tool_listing;
 
 use std::sync::OnceLock;

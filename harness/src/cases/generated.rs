@@ -5,7 +5,7 @@ use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::{
-    concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results,
+    concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results, status,
     tool_listing,
 };
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
@@ -158,6 +158,15 @@ pub fn cases() -> Vec<Case> {
             ["names-unclean", "names-cut-at-63", "tools-without-descriptions", "descriptions-cut-in-bytes"]
         ),
         case!(
+            "gen.status-after-cut-turns-model",
+            "4.11",
+            Must,
+            LAUNCHES,
+            "generated turns of 0-2 rounds of a one-second MCP call, then text streamed a token every 5 ms, read to their end or cut while the text streams or while a round's call runs, each on a server of its own: once nothing runs, /v1/status counts the turn once, finished or (cut anywhere) cancelled, 0 running and not busy (a quarter of --gen-budget: each starts a server)",
+            status_after_cut_turns_model,
+            ["finished-uncounted", "no-cancel"]
+        ),
+        case!(
             "gen.config-model",
             "1.5",
             Must,
@@ -235,6 +244,24 @@ async fn tool_listing_model(ctx: Ctx) -> CheckResult {
         tool_listing::check(ctx.clone(), listing)
     })
     .await
+}
+
+async fn status_after_cut_turns_model(ctx: Ctx) -> CheckResult {
+    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None)
+        .await
+        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
+    let url = fixture.url.clone();
+    let verdict = property_sharing("status-cuts", 4, status::turns(), status::describe, move |turn| {
+        let (ctx, url) = (ctx.clone(), url.clone());
+        async move {
+            let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": {"delay_ms": 5}});
+            let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
+            status::check(&server.http, turn).await
+        }
+    })
+    .await;
+    drop(fixture);
+    verdict
 }
 
 async fn config_model(ctx: Ctx) -> CheckResult {
@@ -346,6 +373,13 @@ mod tests {
     fn the_picture_route_case_names_the_variants_with_checked_odds() {
         let case = super::cases().into_iter().find(|c| c.id == "gen.picture-route-model").expect("the case");
         assert_eq!(case.broken_by, crate::generate::picture_route::VARIANTS);
+    }
+
+    /// gen.status-after-cut-turns-model names exactly the variants whose odds `generate::status` checks.
+    #[test]
+    fn the_status_case_names_the_variants_with_checked_odds() {
+        let case = super::cases().into_iter().find(|c| c.id == "gen.status-after-cut-turns-model").expect("the case");
+        assert_eq!(case.broken_by, crate::generate::status::VARIANTS);
     }
 
     /// gen.tool-listing-model names exactly the variants whose odds `generate::tool_listing` checks.
