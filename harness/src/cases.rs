@@ -52,7 +52,8 @@ mod vision;
 use crate::case::Case;
 
 /// Declares a case:
-/// `case!("id", "clause", Must|Should, SCENARIO, "description", check_fn, broken_by: ["variant", …])`.
+/// `case!("id", "clause", Must|Should, SCENARIO, "description", check_fn, broken_by: ["variant", …])`,
+/// or, for a generated case, its generator's `VARIANTS` in place of the list.
 macro_rules! case {
     ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, [$($variant:literal),* $(,)?]) => {
         $crate::case::Case {
@@ -63,6 +64,18 @@ macro_rules! case {
             scenario: $scenario,
             check: |ctx| $crate::runner::boxed($check(ctx)),
             broken_by: &[$($variant),*],
+        }
+    };
+    // A generated case's variants: its generator's list, whose odds that generator's tests hold.
+    ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, $variants:path) => {
+        $crate::case::Case {
+            id: $id,
+            clause: $clause,
+            level: $crate::case::Level::$level,
+            description: $description,
+            scenario: $scenario,
+            check: |ctx| $crate::runner::boxed($check(ctx)),
+            broken_by: $variants,
         }
     };
 }

@@ -119,15 +119,7 @@ pub fn cases() -> Vec<Case> {
             REQUESTS,
             "generated requests (1-6 messages of every role, system, developer, user, assistant and tool, anywhere; content a string, null or 1-3 text parts, of non-ASCII, astral, bidi, whitespace of every kind and marker text such as <|im_end|>; streamed or not; max_tokens and max_completion_tokens absent, null, 0 or -1; unknown fields of every JSON type) are each taken, answered with the script's reasoning and text and its whole length, and counted as the 4.8 model says: usage.prompt_tokens exactly the turns' tokens, one a byte, marker text as text, developer as system, parts joined with nothing, consecutive tool messages one user turn",
             request_model,
-            [
-                "assistant-as-user",
-                "developer-as-user",
-                "text-parts-joined-by-newline",
-                "markers-as-special-tokens",
-                "null-content-refused",
-                "max-tokens-zero-caps",
-                "unknown-fields-refused"
-            ]
+            requests::VARIANTS
         ),
         case!(
             "gen.picture-route-model",
@@ -136,17 +128,7 @@ pub fn cases() -> Vec<Case> {
             PICTURE_ROUTE,
             "generated GET and HEAD requests of /tool-media/ names (a planted PNG, JPEG or WebP; a well-formed name with no file, a folder, a FIFO or a link; names malformed eight ways) with the key in every form 2.2 takes, none or a wrong one, and If-None-Match absent, the ETag strong, weak or in a list, * or another: 401 with 2.4's body, 9.7's 404, 304 without a body, or 200 with 9.4's headers and the picture's bytes, as the model says; HEAD is GET without a body",
             picture_route_model,
-            [
-                "media-public",
-                "no-304",
-                "head-skips-checks",
-                "bearer-only",
-                "key-prefix-match",
-                "media-headers",
-                "media-x-api-key-refused",
-                "media-etag-unquoted",
-                "bearer-case-sensitive"
-            ]
+            picture_route::VARIANTS
         ),
         case!(
             "gen.tool-listing-model",
@@ -155,7 +137,7 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "generated tool listings (1-8 tools over pages of 1-3 or one page; names empty, of words, punctuation, spaces and non-ASCII, colliding once cleaned, past 64 characters or ending in _2; a description, a title, both or neither, 0-400 characters) under a generated server name: GET /mcp shows the server ready with exactly the tools the model says, in order: each named as 5.6 says, with its own name and its description or title cut to 300 characters, empty names left out, and their count (a quarter of --gen-budget: each starts a server)",
             tool_listing_model,
-            ["names-unclean", "names-cut-at-63", "tools-without-descriptions", "descriptions-cut-in-bytes"]
+            tool_listing::VARIANTS
         ),
         case!(
             "gen.status-after-cut-turns-model",
@@ -164,7 +146,7 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "generated turns of 0-2 rounds of a one-second MCP call, then text streamed a token every 5 ms, read to their end or cut while the text streams or while a round's call runs, each on a server of its own: once nothing runs, /v1/status counts the turn once, finished or (cut anywhere) cancelled, 0 running and not busy (a quarter of --gen-budget: each starts a server)",
             status_after_cut_turns_model,
-            ["finished-uncounted", "no-cancel"]
+            status::VARIANTS
         ),
         case!(
             "gen.config-model",
@@ -368,34 +350,6 @@ async fn lifting_model(ctx: Ctx) -> CheckResult {
 
 #[cfg(test)]
 mod tests {
-    /// gen.picture-route-model names exactly the variants whose odds `generate::picture_route` checks.
-    #[test]
-    fn the_picture_route_case_names_the_variants_with_checked_odds() {
-        let case = super::cases().into_iter().find(|c| c.id == "gen.picture-route-model").expect("the case");
-        assert_eq!(case.broken_by, crate::generate::picture_route::VARIANTS);
-    }
-
-    /// gen.status-after-cut-turns-model names exactly the variants whose odds `generate::status` checks.
-    #[test]
-    fn the_status_case_names_the_variants_with_checked_odds() {
-        let case = super::cases().into_iter().find(|c| c.id == "gen.status-after-cut-turns-model").expect("the case");
-        assert_eq!(case.broken_by, crate::generate::status::VARIANTS);
-    }
-
-    /// gen.tool-listing-model names exactly the variants whose odds `generate::tool_listing` checks.
-    #[test]
-    fn the_tool_listing_case_names_the_variants_with_checked_odds() {
-        let case = super::cases().into_iter().find(|c| c.id == "gen.tool-listing-model").expect("the case");
-        assert_eq!(case.broken_by, crate::generate::tool_listing::VARIANTS);
-    }
-
-    /// gen.request-model names exactly the variants whose odds `generate::requests` checks.
-    #[test]
-    fn the_request_case_names_the_variants_with_checked_odds() {
-        let case = super::cases().into_iter().find(|c| c.id == "gen.request-model").expect("the case");
-        assert_eq!(case.broken_by, crate::generate::requests::VARIANTS);
-    }
-
     /// gen.lifting-model names only variants whose odds `generate::lifting::odds` checks.
     #[test]
     fn the_lifting_case_names_only_variants_with_checked_odds() {
