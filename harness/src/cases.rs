@@ -56,18 +56,13 @@ use crate::case::Case;
 /// or, for a generated case, its generator's `VARIANTS` in place of the list.
 macro_rules! case {
     ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, [$($variant:literal),* $(,)?]) => {
-        $crate::case::Case {
-            id: $id,
-            clause: $clause,
-            level: $crate::case::Level::$level,
-            description: $description,
-            scenario: $scenario,
-            check: |ctx| $crate::runner::boxed($check(ctx)),
-            broken_by: &[$($variant),*],
-        }
+        $crate::cases::case!(@case $id, $clause, $level, $scenario, $description, $check, &[$($variant),*])
     };
     // A generated case's variants: its generator's list, whose odds that generator's tests hold.
     ($id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, $variants:path) => {
+        $crate::cases::case!(@case $id, $clause, $level, $scenario, $description, $check, $variants)
+    };
+    (@case $id:literal, $clause:literal, $level:ident, $scenario:expr, $description:literal, $check:path, $variants:expr) => {
         $crate::case::Case {
             id: $id,
             clause: $clause,
