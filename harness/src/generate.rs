@@ -14,6 +14,7 @@ pub mod picture_route;
 pub mod requests;
 pub mod results;
 pub mod status;
+pub mod stdio_entry;
 pub mod tool_listing;
 
 use std::sync::OnceLock;

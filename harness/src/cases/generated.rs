@@ -6,7 +6,7 @@ use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::{
     concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results, status,
-    tool_listing,
+    stdio_entry, tool_listing,
 };
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
@@ -149,6 +149,15 @@ pub fn cases() -> Vec<Case> {
             status::VARIANTS
         ),
         case!(
+            "gen.stdio-entry-model",
+            "5.1",
+            Must,
+            LAUNCHES,
+            "generated stdio MCP server entries (an env naming any of a non-ASCII value, an empty one, a name the server's environment also has, and STRATA_API_KEY; a cwd or none), each on a server of its own whose environment holds its key and two more names: the process runs with the server's environment and the entry's env over it, STRATA_API_KEY left out unless the entry names it, in the entry's cwd when it has one (a quarter of --gen-budget: each starts a server)",
+            stdio_entry_model,
+            stdio_entry::VARIANTS
+        ),
+        case!(
             "gen.config-model",
             "1.5",
             Must,
@@ -244,6 +253,44 @@ async fn status_after_cut_turns_model(ctx: Ctx) -> CheckResult {
     .await;
     drop(fixture);
     verdict
+}
+
+async fn stdio_entry_model(ctx: Ctx) -> CheckResult {
+    let exe = crate::running::mediacheck_exe()?.display().to_string();
+    property_sharing("stdio-entry", 4, stdio_entry::entries(), stdio_entry::describe, move |entry| {
+        let (ctx, exe) = (ctx.clone(), exe.clone());
+        async move {
+            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let (folder, dump) = (dir.path().join("cwd"), dir.path().join("dump"));
+            std::fs::create_dir(&folder).map_err(|e| e.to_string())?;
+            let config = stdio_entry::config(&entry, &dump, &folder, &exe);
+            let [(shared, shared_value), (only, only_value)] = stdio_entry::SERVER_ENV;
+            let env = [("STRATA_API_KEY", stdio_entry::SERVER_KEY), (shared, shared_value), (only, only_value)];
+            let server = ctx.start_running(&config, &[], &env).await.map_err(|e| format!("{e:?}"))?;
+            let (env_file, cwd_file) = (dump.with_extension("env"), dump.with_extension("cwd"));
+            let started = std::time::Instant::now();
+            loop {
+                let mcp = server
+                    .http
+                    .get("/mcp")
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .json()
+                    .map_err(|e| format!("{e:?}"))?;
+                let done = mcp["servers"][0]["status"] != "starting" && cwd_file.exists();
+                if done || started.elapsed() > std::time::Duration::from_secs(10) {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            let read = |file: &std::path::Path| {
+                std::fs::read_to_string(file).map_err(|e| format!("the stdio server wrote no {}: {e}", file.display()))
+            };
+            stdio_entry::judge(&entry, &read(&env_file)?, &read(&cwd_file)?, &folder)
+        }
+    })
+    .await
 }
 
 async fn config_model(ctx: Ctx) -> CheckResult {
