@@ -15,6 +15,8 @@
 //!   and `finish_reason`), the first delta `{"role":"assistant","content":""}`, a `strata_mcp` chunk's
 //!   delta empty, the last chunk ending with a `finish_reason` and 4.5's `usage` — or, for a failure
 //!   after the stream began, 2.8's error in its place — then `[DONE]`, last;
+//! - **3.1** a health answer (`GET /health`, `/api/health`) has its seven keys in order, each of its
+//!   type, `status` `"ok"` and `loaded` true;
 //! - **9.4** a picture's 200 has its format's `Content-Type`, its length, `ETag: "<sha256>"`,
 //!   `Cache-Control: private, max-age=31536000, immutable`, `X-Content-Type-Options: nosniff`, and bytes
 //!   whose SHA-256 is the name.
@@ -90,6 +92,13 @@ pub fn observe(seen: &Seen<'_>) -> Vec<Violation> {
     }
     if seen.method == Method::GET
         && seen.status == 200
+        && (path == "/health" || path == "/api/health")
+        && let Err(what) = health(seen.body)
+    {
+        broke("3.1", what);
+    }
+    if seen.method == Method::GET
+        && seen.status == 200
         && let Some(name) = path.strip_prefix(MEDIA)
         && let Err(what) = picture(name, seen.headers, seen.body)
     {
@@ -122,6 +131,31 @@ fn error_shape(body: &[u8], key: Option<&str>) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// 3.1's health answer: its keys in order, each of its type, `status` "ok" and `loaded` true.
+fn health(body: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(body);
+    let value: Value =
+        serde_json::from_slice(body).map_err(|_| format!("a health answer that is not JSON: {:?}", cut(&text, 160)))?;
+    let keys: Vec<&str> = value.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    let typed = value["status"] == "ok"
+        && value["max_context"].is_u64()
+        && value["model"].is_string()
+        && value["images"].is_boolean()
+        && value["api_key"].is_boolean()
+        && value["loaded"] == true
+        && value["service"].is_string();
+    if keys != HEALTH_KEYS || !typed {
+        return Err(format!(
+            "a health answer not {{\"status\":\"ok\",\"max_context\":N,\"model\":S,\"images\":B,\"api_key\":B,\"loaded\":true,\"service\":S}} in that order: {}",
+            cut(&text, 200)
+        ));
+    }
+    Ok(())
+}
+
+/// 3.1's keys, in order.
+const HEALTH_KEYS: [&str; 7] = ["status", "max_context", "model", "images", "api_key", "loaded", "service"];
 
 /// 4.5's usage.
 fn usage(usage: &Value) -> Result<(), String> {

@@ -102,7 +102,8 @@ pub fn cases() -> Vec<Case> {
             KEYED,
             "GET and HEAD of /health, /api/health, / and /web/<asset> need no key; other methods on them do",
             health_is_public,
-            ["health-needs-key"]
+            // The second breaks 3.1 on the alias only: the wire monitor reads every health answer.
+            ["health-needs-key", "api-health-stub"]
         ),
         case!(
             "auth.options-need-no-key",

@@ -203,3 +203,23 @@ fn a_picture_keeps_9_4s_headers_and_its_name() {
     assert!(observe(&seen(&Method::HEAD, &target, 200, &h, b"")).is_empty(), "HEAD is 9.6's");
     assert!(observe(&seen(&Method::GET, &target, 304, &h, b"")).is_empty(), "304 is 9.5's");
 }
+
+#[test]
+fn every_health_answer_has_3_1s_keys_in_order() {
+    let json = headers(&[("content-type", "application/json")]);
+    let get = Method::GET;
+    let good = br#"{"status":"ok","max_context":262144,"model":"m","images":false,"api_key":true,"loaded":true,"service":"reference-server"}"#;
+    for path in ["/health", "/api/health"] {
+        assert!(observe(&seen(&get, path, 200, &json, good)).is_empty(), "{path}");
+    }
+    for bad in [
+        &br#"{"status":"ok"}"#[..],
+        br#"{"max_context":262144,"status":"ok","model":"m","images":false,"api_key":true,"loaded":true,"service":"s"}"#,
+        br#"{"status":"ok","max_context":262144,"model":"m","images":"false","api_key":true,"loaded":true,"service":"s"}"#,
+        br#"{"status":"ok","max_context":262144,"model":"m","images":false,"api_key":true,"loaded":false,"service":"s"}"#,
+        b"ok",
+    ] {
+        assert_eq!(clauses(observe(&seen(&get, "/api/health", 200, &json, bad))), ["3.1"], "{}", String::from_utf8_lossy(bad));
+    }
+    assert!(observe(&seen(&get, "/healthz", 200, &json, b"ok")).is_empty(), "another path");
+}
