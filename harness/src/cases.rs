@@ -41,6 +41,7 @@ mod page_visit;
 mod page_walk;
 mod picture_cache;
 mod process;
+mod reference_notes;
 mod references;
 mod result_text;
 mod status_counters;
@@ -104,6 +105,7 @@ pub fn all() -> Vec<Case> {
         picture_cache::cases(),
         tool_media_route::cases(),
         references::cases(),
+        reference_notes::cases(),
         lifting::cases(),
         vision::cases(),
         page::cases(),
