@@ -27,6 +27,9 @@ use crate::http::Http;
 const PER_MESSAGE: usize = 8;
 /// The shortest run that is read (11.2).
 const SHORTEST_RUN: usize = 1024;
+/// A picture whose base64 is exactly [`SHORTEST_RUN`] characters: 768 bytes, four symbols for every
+/// three, no padding.
+const EXACT_BYTES: usize = SHORTEST_RUN / 4 * 3;
 
 /// A piece of a generated text.
 #[derive(Debug, Clone)]
@@ -120,8 +123,9 @@ fn picture_piece() -> impl Strategy<Value = Piece> {
         prop::sample::select(vec![PictureFormat::Png, PictureFormat::Jpeg, PictureFormat::Webp, PictureFormat::Gif]);
     let prefix = prop::option::weighted(0.3, prop::sample::select(vec!["png", "jpeg", "webp", "gif", "x-portable"]));
     let padding = prop_oneof![4 => Just(Padding::Kept), 3 => Just(Padding::Dropped), 1 => Just(Padding::Wrong)];
-    // Sizes on both sides of 1024 characters (768 bytes).
-    let size = prop_oneof![1 => 700usize..765, 2 => 770usize..1100];
+    // Sizes on both sides of 1024 characters (768 bytes), and exactly on it: 768 bytes are 1024
+    // characters whatever the padding (the last group is whole).
+    let size = prop_oneof![1 => 700usize..765, 1 => Just(EXACT_BYTES), 2 => 770usize..1100];
     (format, 0u32..1000, size, any::<bool>(), 13u8..16, prefix, padding).prop_map(
         |(format, seed, size, three_left, end_nibble, prefix, padding)| {
             Piece::Picture(Pic { format, seed, size, three_left, end_nibble, prefix, padding })
@@ -177,6 +181,9 @@ impl Pic {
     fn bytes(&self) -> Vec<u8> {
         let mut bytes = small_picture(self.format, self.seed);
         bytes.resize(bytes.len().max(self.size), 0);
+        if self.size == EXACT_BYTES && bytes.len() == EXACT_BYTES {
+            return bytes;
+        }
         // Lengths of 3k+2 bytes leave 3 symbols in the last group, 3k+1 leave 2.
         let wanted = if self.three_left { 2 } else { 1 };
         // Never 766 or 767 bytes: 1022 or 1023 symbols, with their `=` 1024 characters; whether an
