@@ -309,6 +309,9 @@ fn words() -> impl Strategy<Value = String> {
             "&lt;b&gt; bleibt &amp; so",
             "[ein Link](javascript:x) und `code`",
             "Zeile eins\nZeile zwei",
+            // Characters at the text's edges that SPEC 4.6 does not strip (they are not whitespace)
+            // but a page's trim() would: U+FEFF at either end.
+            "\u{FEFF}Am Rand\u{FEFF}",
         ])
         .prop_map(String::from),
     ]
