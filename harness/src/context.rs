@@ -148,7 +148,7 @@ impl Ctx {
     }
 
     /// [`crate::target::Target::launch_probing`]: a launch with `extras`, and `probe` run on the server
-    /// while it serves.
+    /// while it serves (its client's exchanges seen by the case's wire monitor).
     pub async fn launch_probing<T, F, Fut>(
         &self,
         file: crate::target::ConfigFile,
@@ -160,7 +160,10 @@ impl Ctx {
         F: FnOnce(Http) -> Fut,
         Fut: std::future::Future<Output = T>,
     {
-        self.target.launch_probing(file, port, extras, probe).await.map_err(|e| CheckError::NotRun(e.to_string()))
+        // The probe's exchanges are held to the wire monitor's invariants like the case's own.
+        let case = self.http.clone();
+        let watched = move |http: Http| probe(http.reporting_to(&case));
+        self.target.launch_probing(file, port, extras, watched).await.map_err(|e| CheckError::NotRun(e.to_string()))
     }
 
     /// Starts a server process on `file` (on `port`, or a free one) and reports how it ended.

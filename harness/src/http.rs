@@ -15,6 +15,9 @@ use serde_json::Value;
 use crate::check::{CheckError, broken};
 use crate::monitor::{self, Seen, Violation};
 
+mod streamed;
+pub use streamed::Streamed;
+
 /// How long one exchange may take before it counts as a failure.
 const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -345,8 +348,22 @@ impl Call {
         }
     }
 
-    /// Sends and returns the streaming response (for SSE read piece by piece, or abandoned midway).
-    pub async fn open(self) -> Result<hyper::Response<hyper::body::Incoming>, HttpError> {
+    /// Sends and returns the streaming response (for SSE read piece by piece, or abandoned midway). An
+    /// answer read to its end is held to the wire monitor's invariants then ([`Streamed`]).
+    pub async fn open(self) -> Result<hyper::Response<Streamed>, HttpError> {
+        let (http, method, target, monitored) =
+            (self.http.clone(), self.method.clone(), self.target.clone(), self.monitored);
+        let (parts, body) = self.open_raw().await?.into_parts();
+        let mut body = Streamed::new(body, &http, method, target, parts.status.as_u16(), parts.headers.clone());
+        if !monitored {
+            body.unmonitored();
+        }
+        Ok(hyper::Response::from_parts(parts, body))
+    }
+
+    /// [`Call::open`] without the monitor and its copy of the body: for the load tester, which checks
+    /// every body itself as it streams, at wire speed.
+    pub async fn open_raw(self) -> Result<hyper::Response<hyper::body::Incoming>, HttpError> {
         let request = self.build()?;
         let line = self.line();
         let response = tokio::time::timeout(exchange_timeout(), self.http.client.request(request))

@@ -1,7 +1,11 @@
-//! The wire monitor: every whole exchange a case makes with the server under test (every
-//! `Call::send` in the client (`http`), every whole answer the chat page gets through the
-//! recording proxy of `browser`, and those of servers a case starts itself) is held to SPEC's invariants here, in the harness's own code, whatever
-//! the case was written to check. A case names one clause and checks it on its path; the monitor checks
+//! The wire monitor: every whole exchange a case makes with the server under test is held to SPEC's
+//! invariants here, in the harness's own code, whatever the case was written to check. That is every
+//! `Call::send` of the client (`http`); every answer a case opens and reads piece by piece to its end
+//! (`Call::open`, `http::Streamed`); every whole answer the chat page gets through the recording proxy
+//! of `browser`; and the same for servers a case starts itself (`Ctx::start_running`) or launches to
+//! probe (`Ctx::launch_probing`). Left out, each for its reason: answers cut short (by the case, the
+//! page or a signal), answers the case made wrong itself (`Call::unmonitored`), and the load tester's
+//! (`Call::open_raw`), which checks every body itself. A case names one clause and checks it on its path; the monitor checks
 //! the requirements that hold on every path — so a server that keeps 4.4's envelope only in turns
 //! without tools, or 9.4's headers only on a picture's first fetch, fails the case that saw it.
 //!

@@ -10,6 +10,12 @@
 //! server finished (as it sent it, before any framing here), once its last byte has passed. Answers
 //! the proxy made itself, or that the page or the proxy cut short, are not the server's whole answer
 //! and are not held to them.
+//!
+//! What the log holds is bounded, since the server under test may be hostile: each body at most
+//! [`MAX_RECORDED_BODY`], and all of them together at most [`MAX_KEPT`]. An answer that would pass
+//! either bound streams on to the page unkept (and so unmonitored). Only chat answers stay in the log
+//! once they have ended (the cases read them); a picture's or an asset's bytes are let go as soon as
+//! the monitor has read them.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -24,8 +30,18 @@ use http_body_util::BodyExt;
 use crate::check::CheckError;
 use crate::http::Http;
 
-/// The most of a request body kept in the log.
+/// The most of one body (a request's, or an answer's) kept in the log.
 const MAX_RECORDED_BODY: usize = 32 << 20;
+
+/// The most the log holds at once, every body together.
+pub const MAX_KEPT: usize = 128 << 20;
+
+/// Takes `n` bytes of room from `kept` (the bytes held now) under `most`; false, taking none, when
+/// they do not fit.
+fn reserve(kept: &std::sync::atomic::AtomicUsize, most: usize, n: usize) -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    kept.fetch_update(SeqCst, SeqCst, |held| held.checked_add(n).filter(|total| *total <= most)).is_ok()
+}
 
 /// One request the page made.
 #[derive(Debug, Clone)]
@@ -89,6 +105,8 @@ struct Shared {
     proxy_origin: String,
     client: reqwest::Client,
     log: Mutex<Vec<Recorded>>,
+    /// The bytes the log holds now, every body together (at most [`MAX_KEPT`]).
+    kept: std::sync::atomic::AtomicUsize,
     /// The client whose wire monitor sees the server's answers ([`Proxy::watch`]).
     watch: std::sync::OnceLock<Http>,
 }
@@ -124,6 +142,7 @@ impl Proxy {
             proxy_origin: url.clone(),
             client,
             log: Mutex::new(Vec::new()),
+            kept: std::sync::atomic::AtomicUsize::new(0),
             watch: std::sync::OnceLock::new(),
         });
         let app = Router::new().fallback(forward).with_state(Arc::clone(&shared));
@@ -137,6 +156,11 @@ impl Proxy {
     /// invariants, its violations added to `http`'s (so the runner fails the case that saw them).
     pub fn watch(&self, http: &Http) {
         let _ = self.shared.watch.set(http.clone());
+    }
+
+    /// The bytes the log holds now, every body together (at most [`MAX_KEPT`]).
+    pub fn kept_bytes(&self) -> usize {
+        self.shared.kept.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// What the page requested so far.
@@ -174,7 +198,8 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         target: target.clone(),
         authorization: text(header::AUTHORIZATION),
         api_key: text(header::HeaderName::from_static("x-api-key")),
-        body: (parts.method == http::Method::POST).then(|| String::from_utf8_lossy(&body).into_owned()),
+        body: (parts.method == http::Method::POST && reserve(&shared.kept, MAX_KEPT, body.len()))
+            .then(|| String::from_utf8_lossy(&body).into_owned()),
         answer: Arc::default(),
     };
     let sink = Some(Arc::clone(&recorded.answer));
@@ -230,11 +255,13 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     let whole = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let (kept_whole, answer_status, answer_headers) = (Arc::clone(&whole), answer.status(), answer.headers().clone());
     let recorded = sink.clone();
+    let room = Arc::clone(&shared);
     let stream = futures::StreamExt::inspect(answer.bytes_stream(), move |chunk| {
         if let (Some(sink), Ok(bytes)) = (&sink, chunk)
+            && kept_whole.load(std::sync::atomic::Ordering::Relaxed)
             && let Ok(mut kept) = sink.lock()
         {
-            if kept.len() + bytes.len() <= MAX_RECORDED_BODY {
+            if kept.len() + bytes.len() <= MAX_RECORDED_BODY && reserve(&room.kept, MAX_KEPT, bytes.len()) {
                 kept.extend_from_slice(bytes);
             } else {
                 kept_whole.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -247,9 +274,10 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     // Polled only once the server's answer has ended, never when the page or the proxy cut it short.
     let watcher = Arc::clone(&shared);
     let ended = futures::stream::once(async move {
-        if let (Some(http), Some(body)) = (watcher.watch.get(), recorded)
+        let Some(recorded) = recorded else { return };
+        let Ok(mut body) = recorded.lock() else { return };
+        if let Some(http) = watcher.watch.get()
             && whole.load(std::sync::atomic::Ordering::Relaxed)
-            && let Ok(body) = body.lock()
         {
             http.observe(&crate::monitor::Seen {
                 method: &parts.method,
@@ -259,6 +287,10 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
                 body: &body,
                 key: http.key(),
             });
+        }
+        if !chat {
+            watcher.kept.fetch_sub(body.len(), std::sync::atomic::Ordering::SeqCst);
+            *body = Vec::new();
         }
     });
     let stream = futures::StreamExt::chain(stream, futures::StreamExt::filter_map(ended, |()| async { None }));
@@ -270,4 +302,48 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         _ => Body::from_stream(stream),
     };
     response.body(body).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    #[test]
+    fn room_is_taken_only_when_it_fits_and_whole() {
+        let kept = AtomicUsize::new(0);
+        assert!(reserve(&kept, 10, 9));
+        assert!(reserve(&kept, 10, 1), "up to the bound itself");
+        assert!(!reserve(&kept, 10, 1), "one past it is refused");
+        assert_eq!(kept.load(std::sync::atomic::Ordering::SeqCst), 10, "a refusal takes nothing");
+        assert!(!reserve(&kept, usize::MAX, usize::MAX), "no wrap-around");
+    }
+
+    /// An upstream with a 1 MiB picture and a chat route that answers its body's length.
+    async fn upstream() -> (String, tokio::task::JoinHandle<()>) {
+        let app = Router::new()
+            .route("/tool-media/x.png", axum::routing::get(|| async { vec![7u8; 1 << 20] }))
+            .route("/v1/chat/completions", axum::routing::post(|body: String| async move { body.len().to_string() }));
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.expect("on loopback");
+        let url = format!("http://{}", listener.local_addr().expect("on loopback"));
+        (url, tokio::spawn(async move { axum::serve(listener, app).await.expect("on loopback") }))
+    }
+
+    #[tokio::test]
+    async fn pictures_are_let_go_and_chat_answers_kept() {
+        let (url, server) = upstream().await;
+        let proxy = Proxy::start(&url).await.expect("on loopback");
+        let client = reqwest::Client::builder().no_proxy().build().expect("on loopback");
+        for _ in 0..40 {
+            let bytes = client.get(format!("{}/tool-media/x.png", proxy.url)).send().await.expect("on loopback").bytes().await;
+            assert_eq!(bytes.expect("on loopback").len(), 1 << 20);
+        }
+        assert_eq!(proxy.kept_bytes(), 0, "40 MiB of pictures passed; none is held once read");
+        let answer = client.post(format!("{}/v1/chat/completions", proxy.url)).body("hello").send().await.expect("on loopback");
+        assert_eq!(answer.text().await.expect("on loopback"), "5");
+        assert_eq!(proxy.kept_bytes(), "hello".len() + "5".len(), "a chat's request and answer stay");
+        assert_eq!(proxy.log().last().expect("on loopback").answer_text(), "5");
+        server.abort();
+    }
 }

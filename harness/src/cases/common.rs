@@ -89,7 +89,7 @@ pub async fn read_until(
     http: &Http,
     mut body: Value,
     until: impl Fn(&str) -> bool,
-) -> Result<(hyper::Response<hyper::body::Incoming>, String), CheckError> {
+) -> Result<(hyper::Response<crate::http::Streamed>, String), CheckError> {
     body["stream"] = json!(true);
     let mut response = http.post_json(CHAT, &body).open().await?;
     let mut seen = String::new();
@@ -291,7 +291,7 @@ async fn read_answer(stream: &mut tokio::net::TcpStream, answer: &mut Vec<u8>) -
 }
 
 /// Reads an open response to its end (at most 30 s between frames, and 16 MiB kept); the text.
-pub async fn read_rest(mut response: hyper::Response<hyper::body::Incoming>) -> String {
+pub async fn read_rest(mut response: hyper::Response<crate::http::Streamed>) -> String {
     let mut seen = String::new();
     while let Ok(Some(Ok(frame))) =
         tokio::time::timeout(std::time::Duration::from_secs(30), response.body_mut().frame()).await

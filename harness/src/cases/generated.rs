@@ -173,7 +173,14 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "generated launches (--api-key, STRATA_API_KEY and the file's api_key each absent, a key, a key inside whitespace, empty or whitespace alone; a free port or port 0) start where the 1.2/1.7 model says and open GET /v1/models to the first given source's stripped key alone (no key and the other sources' keys 401; no source given, open to all), with one ready line naming the real port; or, when the first given source strips to nothing, stop with one line saying the key is empty, exit code 2; no key ever shown",
             key_source_model,
-            ["api-key-flag-ignored", "env-key-over-flag", "api-key-file-wins", "empty-key-ok", "ready-line-port-zero"]
+            [
+                "api-key-flag-ignored",
+                "env-key-over-flag",
+                "api-key-file-wins",
+                "empty-key-ok",
+                "ready-line-port-zero",
+                "flag-key-refusals-as-text"
+            ]
         ),
         case!(
             "gen.tool-turn-events-model",
@@ -319,7 +326,7 @@ async fn key_source_model(ctx: Ctx) -> CheckResult {
             let probe = |http: crate::http::Http| async move {
                 let mut statuses = Vec::new();
                 for key in keys::presented() {
-                    let client = crate::http::Http::new(http.base(), key.map(str::to_string));
+                    let client = crate::http::Http::new(http.base(), key.map(str::to_string)).reporting_to(&http);
                     statuses.push(client.get("/v1/models").send().await.map_or(0, |reply| reply.status));
                 }
                 statuses

@@ -90,8 +90,10 @@ async fn sigterm_stops_cleanly(ctx: Ctx) -> CheckResult {
     expect_eq("processes of the stdio server", 1, alive_with(&worker))?;
     // A streamed answer is running when the signal comes.
     let body = json!({"messages": [{"role": "user", "content": "talk"}], "stream": true});
-    let (response, seen) =
+    let (mut response, seen) =
         super::common::read_until(&server.http, body, |seen| seen.contains("\"content\":\"w")).await?;
+    // The signal cuts this answer (1.9c), so how it ends is not held to 4.4's.
+    response.body_mut().unmonitored();
     expect(seen.contains("\"content\":\"w"), "the answer streaming", seen.clone())?;
     let rest = tokio::spawn(super::common::read_rest(response));
     let code = server.stop_with("TERM", Duration::from_secs(10)).await?;

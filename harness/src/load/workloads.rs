@@ -102,7 +102,8 @@ pub async fn fetch_and_check(
     new: bool,
 ) -> Result<(), Failure> {
     let fetch = async {
-        let response = http.get(&format!("/tool-media/{name}")).open().await.map_err(|e| Failure::Http(e.kind()))?;
+        let response =
+            http.get(&format!("/tool-media/{name}")).open_raw().await.map_err(|e| Failure::Http(e.kind()))?;
         check_answer(response, name, proven, recorder, new).await
     };
     tokio::time::timeout(exchange_timeout(), fetch).await.unwrap_or(Err(Failure::Http("timeout")))
@@ -185,7 +186,8 @@ async fn stream_turn(
     recorder: &Recorder,
     intended: Instant,
 ) -> Result<Vec<String>, Failure> {
-    let response = http.post_json("/v1/chat/completions", body).open().await.map_err(|e| Failure::Http(e.kind()))?;
+    let response =
+        http.post_json("/v1/chat/completions", body).open_raw().await.map_err(|e| Failure::Http(e.kind()))?;
     if response.status() != 200 {
         return Err(Failure::Status(response.status().as_u16()));
     }
