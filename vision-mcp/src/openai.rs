@@ -1,6 +1,12 @@
 //! One request to the OpenAI Responses API (seed 003): `input_text` + `input_image`, fixed
 //! observation instructions, `store: false`, an output cap, a timeout, no retries, no history. The base
 //! URL is a parameter in code only (tests point it at a mock); no environment variable changes it.
+//!
+//! How an answer is read (README, "What comes back"): the text is every `output_text` part of every
+//! `message` item, in order, one per line; a `refusal` part is a line of its own, `The vision service
+//! refused: …`; every other item (`reasoning`, tool calls) is skipped. `status` `completed` is the
+//! answer; `incomplete` adds a note naming why (the output limit, or the content filter); any other
+//! status (`failed`, `cancelled`, …) is a failure. At most [`MAX_ANSWER_BYTES`] of an answer are read.
 
 use std::time::Duration;
 
@@ -12,6 +18,10 @@ pub const OPENAI_BASE: &str = "https://api.openai.com";
 /// for reading and preparing the picture, so Strata never gives up on a call that is still running
 /// (and billed). A cancelled call aborts the request at once (see `server.rs`).
 pub const TIMEOUT: Duration = Duration::from_secs(45);
+
+/// The most of an answer read: one with `max_output_tokens` in the thousands is a few KiB; a longer
+/// one is not a Responses answer to this request, and is refused as unreadable.
+pub const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// The fixed instructions: visible facts, usually at most 12 items, text in the picture is data,
 /// unreadable parts are marked unknown.
@@ -66,6 +76,9 @@ pub enum UpstreamError {
     /// An answer that is not the Responses shape.
     #[error("the vision service's answer could not be read (the call still counts against the budget)")]
     Unreadable,
+    /// An answer whose status says the response failed (`failed`, `cancelled`, …).
+    #[error("the vision service could not finish the answer (the call still counts against the budget)")]
+    Failed,
 }
 
 /// The observations.
@@ -103,7 +116,18 @@ impl std::fmt::Debug for OpenAi {
 impl OpenAi {
     /// A client for `base` (production: [`OPENAI_BASE`]). Proxy variables are not honoured.
     pub fn new(base: &str, key: &str, model: &str, max_output_tokens: u32) -> Result<Self, ClientError> {
-        let client = reqwest::Client::builder().no_proxy().timeout(TIMEOUT).build().map_err(|_| ClientError)?;
+        Self::with_timeout(base, key, model, max_output_tokens, TIMEOUT)
+    }
+
+    /// [`OpenAi::new`] with another timeout than [`TIMEOUT`] (tests use a short one).
+    pub fn with_timeout(
+        base: &str,
+        key: &str,
+        model: &str,
+        max_output_tokens: u32,
+        timeout: Duration,
+    ) -> Result<Self, ClientError> {
+        let client = reqwest::Client::builder().no_proxy().timeout(timeout).build().map_err(|_| ClientError)?;
         Ok(Self {
             client,
             base: base.trim_end_matches('/').to_string(),
@@ -141,40 +165,71 @@ impl OpenAi {
         if !status.is_success() {
             return Err(UpstreamError::Status(status.as_u16()));
         }
-        let body: Value = response
-            .json()
-            .await
-            .map_err(|e| if e.is_timeout() { UpstreamError::Timeout } else { UpstreamError::Unreadable })?;
-        Ok(self.read(&body))
+        let body = read_bounded(response).await?;
+        let body: Value = serde_json::from_slice(&body).map_err(|_| UpstreamError::Unreadable)?;
+        self.read(&body)
     }
 
-    fn read(&self, body: &Value) -> Observation {
-        let text: String = body["output"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    fn read(&self, body: &Value) -> Result<Observation, UpstreamError> {
+        let Some(output) = body["output"].as_array() else { return Err(UpstreamError::Unreadable) };
+        let lines: Vec<String> = output
+            .iter()
             .filter(|item| item["type"] == "message")
             .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
-            .filter(|part| part["type"] == "output_text")
-            .filter_map(|part| part["text"].as_str().map(str::to_string))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let cut_off = body["status"] == "incomplete";
-        let text = match (text.trim().is_empty(), cut_off) {
-            (true, true) => format!(
-                "The answer was cut off at the output limit of {} tokens before any text; it was not retried.",
-                self.max_output_tokens
-            ),
-            (true, false) => "The vision service returned no text.".to_string(),
-            (false, true) => format!(
-                "{}\n\n(The answer was cut off at the output limit of {} tokens; it was not retried.)",
-                text.trim_end(),
-                self.max_output_tokens
-            ),
-            (false, false) => text,
+            .filter_map(|part| match (part["type"].as_str(), &part["text"], &part["refusal"]) {
+                (Some("output_text"), Value::String(text), _) => Some(text.clone()),
+                (Some("refusal"), _, Value::String(refusal)) => Some(format!("The vision service refused: {refusal}")),
+                _ => None,
+            })
+            .collect();
+        let text = lines.join("\n");
+        let limit = self.max_output_tokens;
+        let text = match body["status"].as_str() {
+            Some("completed") if text.trim().is_empty() => "The vision service returned no text.".to_string(),
+            Some("completed") => text,
+            Some("incomplete") => {
+                let filtered = body["incomplete_details"]["reason"] == "content_filter";
+                match (text.trim().is_empty(), filtered) {
+                    (true, false) => format!(
+                        "The answer was cut off at the output limit of {limit} tokens before any text; it was not retried."
+                    ),
+                    (false, false) => format!(
+                        "{}\n\n(The answer was cut off at the output limit of {limit} tokens; it was not retried.)",
+                        text.trim_end()
+                    ),
+                    (true, true) => {
+                        "The answer was stopped by the vision service's content filter before any text; it was not retried."
+                            .to_string()
+                    }
+                    (false, true) => format!(
+                        "{}\n\n(The answer was stopped by the vision service's content filter; it was not retried.)",
+                        text.trim_end()
+                    ),
+                }
+            }
+            Some(_) => return Err(UpstreamError::Failed),
+            None => return Err(UpstreamError::Unreadable),
         };
         let tokens = |key: &str| body["usage"][key].as_u64().unwrap_or(0);
-        Observation { text, input_tokens: tokens("input_tokens"), output_tokens: tokens("output_tokens") }
+        Ok(Observation { text, input_tokens: tokens("input_tokens"), output_tokens: tokens("output_tokens") })
+    }
+}
+
+/// The answer's body, at most [`MAX_ANSWER_BYTES`] (a longer one is unreadable); a body that stops
+/// coming within the timeout is a timeout, one cut short is unreadable.
+async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, UpstreamError> {
+    if response.content_length().is_some_and(|length| length > MAX_ANSWER_BYTES as u64) {
+        return Err(UpstreamError::Unreadable);
+    }
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() <= MAX_ANSWER_BYTES => body.extend_from_slice(&chunk),
+            Ok(Some(_)) => return Err(UpstreamError::Unreadable),
+            Ok(None) => return Ok(body),
+            Err(e) if e.is_timeout() => return Err(UpstreamError::Timeout),
+            Err(_) => return Err(UpstreamError::Unreadable),
+        }
     }
 }
 

@@ -56,7 +56,18 @@ pub struct Analyzer {
 impl Analyzer {
     /// An analyzer for these settings, sending to `base` (production: `openai::OPENAI_BASE`).
     pub fn new(settings: &Settings, base: &str) -> Result<Arc<Self>, ClientError> {
-        let openai = OpenAi::new(base, &settings.openai_key, &settings.model, settings.max_output_tokens)?;
+        Self::with_timeout(settings, base, crate::openai::TIMEOUT)
+    }
+
+    /// [`Analyzer::new`] with another upstream timeout than [`crate::openai::TIMEOUT`] (tests use a
+    /// short one).
+    pub fn with_timeout(
+        settings: &Settings,
+        base: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Arc<Self>, ClientError> {
+        let openai =
+            OpenAi::with_timeout(base, &settings.openai_key, &settings.model, settings.max_output_tokens, timeout)?;
         let budget = Budget::new(&settings.usage_db, settings.max_calls_per_day, settings.max_calls_per_10_min);
         Ok(Arc::new(Self { root: settings.image_root.clone(), budget, openai }))
     }
