@@ -13,6 +13,7 @@ pub mod page;
 pub mod picture_route;
 pub mod requests;
 pub mod results;
+pub mod server_sources;
 pub mod status;
 pub mod stdio_entry;
 pub mod tool_listing;

@@ -325,7 +325,8 @@ mod tests {
         let app = Router::new()
             .route("/tool-media/x.png", axum::routing::get(|| async { vec![7u8; 1 << 20] }))
             .route("/v1/chat/completions", axum::routing::post(|body: String| async move { body.len().to_string() }));
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.expect("on loopback");
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.expect("on loopback");
         let url = format!("http://{}", listener.local_addr().expect("on loopback"));
         (url, tokio::spawn(async move { axum::serve(listener, app).await.expect("on loopback") }))
     }
@@ -336,11 +337,13 @@ mod tests {
         let proxy = Proxy::start(&url).await.expect("on loopback");
         let client = reqwest::Client::builder().no_proxy().build().expect("on loopback");
         for _ in 0..40 {
-            let bytes = client.get(format!("{}/tool-media/x.png", proxy.url)).send().await.expect("on loopback").bytes().await;
+            let bytes =
+                client.get(format!("{}/tool-media/x.png", proxy.url)).send().await.expect("on loopback").bytes().await;
             assert_eq!(bytes.expect("on loopback").len(), 1 << 20);
         }
         assert_eq!(proxy.kept_bytes(), 0, "40 MiB of pictures passed; none is held once read");
-        let answer = client.post(format!("{}/v1/chat/completions", proxy.url)).body("hello").send().await.expect("on loopback");
+        let answer =
+            client.post(format!("{}/v1/chat/completions", proxy.url)).body("hello").send().await.expect("on loopback");
         assert_eq!(answer.text().await.expect("on loopback"), "5");
         assert_eq!(proxy.kept_bytes(), "hello".len() + "5".len(), "a chat's request and answer stay");
         assert_eq!(proxy.log().last().expect("on loopback").answer_text(), "5");

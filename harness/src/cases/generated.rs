@@ -5,8 +5,8 @@ use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::{
-    concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results, status,
-    stdio_entry, tool_listing,
+    concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results,
+    server_sources, status, stdio_entry, tool_listing,
 };
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
@@ -149,6 +149,15 @@ pub fn cases() -> Vec<Case> {
             status::VARIANTS
         ),
         case!(
+            "gen.server-sources-model",
+            "1.6",
+            Must,
+            LAUNCHES,
+            "generated launches whose MCP servers come from mcp_servers, mcpServers and a --mcp-config file under either key (each absent, empty or naming some of three names; each entry the fixture with its right Authorization header, a wrong one or none, an address where nothing listens, or \"disabled\": true alone or beside a right entry) list in GET /mcp exactly the names the 1.6 model leaves (read in that order, a later name replacing an earlier one, disabled removing it), each ready exactly when its entry is the right one (a quarter of --gen-budget: each starts a server)",
+            server_sources_model,
+            server_sources::VARIANTS
+        ),
+        case!(
             "gen.stdio-entry-model",
             "5.1",
             Must,
@@ -255,6 +264,53 @@ async fn status_after_cut_turns_model(ctx: Ctx) -> CheckResult {
             let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": {"delay_ms": 5}});
             let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
             status::check(&server.http, turn).await
+        }
+    })
+    .await;
+    drop(fixture);
+    verdict
+}
+
+async fn server_sources_model(ctx: Ctx) -> CheckResult {
+    let token = Some(server_sources::TOKEN.to_string());
+    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, token)
+        .await
+        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
+    let url = fixture.url.clone();
+    // Nothing listens on a port just let go.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| format!("http://{a}/mcp"))
+        .map_err(|e| crate::check::broken(format!("a free port: {e}")))?;
+    let verdict = property_sharing("sources", 4, server_sources::launches(), server_sources::describe, move |launch| {
+        let (ctx, url, dead) = (ctx.clone(), url.clone(), dead.clone());
+        async move {
+            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let mut extras = LaunchExtras::default();
+            if let Some(file) = launch.file(&url, &dead) {
+                let path = dir.path().join("servers.json");
+                std::fs::write(&path, file.to_string()).map_err(|e| e.to_string())?;
+                extras.args = vec!["--mcp-config".into(), path.display().to_string()];
+            }
+            let probe = |http: crate::http::Http| async move {
+                let status = super::common::settled_mcp_status(&http, 20).await.map_err(|e| format!("{e:?}"))?;
+                let servers = status["servers"].as_array().cloned().unwrap_or_default();
+                Ok::<_, String>(
+                    servers
+                        .iter()
+                        .map(|s| {
+                            let text = |key: &str| s[key].as_str().unwrap_or_default().to_string();
+                            (text("name"), text("status"))
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let file = ConfigFile::Bytes(launch.config(&url, &dead).to_string().into_bytes());
+            let (run, shown) = ctx.launch_probing(file, None, &extras, probe).await.map_err(|e| format!("{e:?}"))?;
+            let Some(shown) = shown else {
+                return Err(format!("the server did not serve: exit {:?}, stderr {:?}", run.code, run.stderr));
+            };
+            server_sources::judge(&launch, &shown?)
         }
     })
     .await;

@@ -116,7 +116,8 @@ mod tests {
             "/v1/chat/completions",
             axum::routing::post(move || async move { ([("content-type", "text/event-stream")], answer) }),
         );
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.expect("on loopback");
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.expect("on loopback");
         let http = Http::new(&format!("http://{}", listener.local_addr().expect("on loopback")), None);
         (http, tokio::spawn(async move { axum::serve(listener, app).await.expect("on loopback") }))
     }
@@ -124,7 +125,8 @@ mod tests {
     #[tokio::test]
     async fn a_stream_read_to_its_end_is_shown_to_the_monitor() {
         let (http, server) = upstream().await;
-        let mut response = http.post_json("/v1/chat/completions", &serde_json::json!({})).open().await.expect("on loopback");
+        let mut response =
+            http.post_json("/v1/chat/completions", &serde_json::json!({})).open().await.expect("on loopback");
         while response.body_mut().frame().await.is_some() {}
         let seen = http.violations();
         assert_eq!(seen.len(), 1, "{seen:?}");
@@ -135,9 +137,11 @@ mod tests {
     #[tokio::test]
     async fn a_stream_dropped_midway_or_marked_unmonitored_is_not() {
         let (http, server) = upstream().await;
-        let response = http.post_json("/v1/chat/completions", &serde_json::json!({})).open().await.expect("on loopback");
+        let response =
+            http.post_json("/v1/chat/completions", &serde_json::json!({})).open().await.expect("on loopback");
         drop(response);
-        let mut response = http.post_json("/v1/chat/completions", &serde_json::json!({})).open().await.expect("on loopback");
+        let mut response =
+            http.post_json("/v1/chat/completions", &serde_json::json!({})).open().await.expect("on loopback");
         response.body_mut().unmonitored();
         while response.body_mut().frame().await.is_some() {}
         assert_eq!(http.violations(), Vec::new());
