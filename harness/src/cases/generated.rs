@@ -207,7 +207,13 @@ pub fn cases() -> Vec<Case> {
                 "tool-calls-finish-stop",
                 "own-tools-stop-mcp",
                 "length-cut-calls-run",
-                "unknown-tool-reworded"
+                "unknown-tool-reworded",
+                "rounds-from-zero",
+                "call-event-unrouted",
+                "start-event-unnamed",
+                "limit-event-reshaped",
+                "limit-finishes-length",
+                "event-delta-not-empty"
             ]
         ),
         case!(

@@ -273,4 +273,15 @@ mod odds {
         });
         assert!(held >= 999, "{held} of 1,000 runs");
     }
+
+    #[test]
+    fn nearly_every_run_meets_the_round_limit_and_runs_a_call() {
+        // What `limit-event-reshaped` and `limit-finishes-length` need to show (a limit event), and
+        // `rounds-from-zero`, `call-event-unrouted` and `start-event-unnamed` (a call that runs).
+        let held = crate::generate::runs_holding_each(turns(), 24, 2, |turn| {
+            let (events, _) = expected(turn);
+            vec![events.iter().any(|e| e["event"] == "limit"), events.iter().any(|e| e["event"] == "call")]
+        });
+        assert!(held.iter().all(|h| *h >= 999), "limit, call: {held:?} of 1,000 runs");
+    }
 }
