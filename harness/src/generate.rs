@@ -10,6 +10,7 @@ pub mod events;
 pub mod keys;
 pub mod lifting;
 pub mod page;
+pub mod pass_text;
 pub mod picture_route;
 pub mod requests;
 pub mod results;

@@ -5,8 +5,8 @@ use super::case;
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::{
-    concurrency, config, events, keys, lifting, picture_route, property, property_sharing, requests, results,
-    server_sources, status, stdio_entry, tool_listing,
+    concurrency, config, events, keys, lifting, pass_text, picture_route, property, property_sharing, requests,
+    results, server_sources, status, stdio_entry, tool_listing,
 };
 use crate::scenario::{BASIC, LAUNCHES, Scenario, Setup, own};
 use crate::target::{ConfigFile, LaunchExtras};
@@ -156,6 +156,15 @@ pub fn cases() -> Vec<Case> {
             "generated launches whose MCP servers come from mcp_servers, mcpServers and a --mcp-config file under either key (each absent, empty or naming some of three names; each entry the fixture with its right Authorization header, a wrong one or none, an address where nothing listens, or \"disabled\": true alone or beside a right entry) list in GET /mcp exactly the names the 1.6 model leaves (read in that order, a later name replacing an earlier one, disabled removing it), each ready exactly when its entry is the right one (a quarter of --gen-budget: each starts a server)",
             server_sources_model,
             server_sources::VARIANTS
+        ),
+        case!(
+            "gen.pass-text-model",
+            "4.6",
+            Must,
+            LAUNCHES,
+            "generated tool turns of 1-3 passes, each reasoning (empty, spaced, non-ASCII, over lines), </think>, then text and echo calls with whitespace of every kind before, between and after them (texts with non-ASCII, inner runs of spaces and tabs, and a marker's first characters <tool), streamed and whole: the reasoning is exactly what came before </think>, the content the rest without calls, the whitespace before each call, at each pass's end and at its content's start left out, the passes joined with nothing; whole, content null when empty (a quarter of --gen-budget: each starts a server)",
+            pass_text_model,
+            pass_text::VARIANTS
         ),
         case!(
             "gen.stdio-entry-model",
@@ -317,6 +326,38 @@ async fn server_sources_model(ctx: Ctx) -> CheckResult {
                 return Err(format!("the server did not serve: exit {:?}, stderr {:?}", run.code, run.stderr));
             };
             server_sources::judge(&launch, &shown?)
+        }
+    })
+    .await;
+    drop(fixture);
+    verdict
+}
+
+async fn pass_text_model(ctx: Ctx) -> CheckResult {
+    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None)
+        .await
+        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
+    let url = fixture.url.clone();
+    let verdict = property_sharing("pass-text", 4, pass_text::turns(), pass_text::describe, move |turn| {
+        let (ctx, url) = (ctx.clone(), url.clone());
+        async move {
+            let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": {"restart_per_request": true}});
+            let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
+            let mut answers = Vec::new();
+            for stream in [true, false] {
+                let body =
+                    json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": stream});
+                let reply =
+                    server.http.post_json(super::common::CHAT, &body).send().await.map_err(|e| e.to_string())?;
+                if reply.status != 200 {
+                    return Err(format!("status {}: {}", reply.status, reply.text()));
+                }
+                answers.push(reply.text());
+            }
+            let streamed = crate::sse::EventStream::parse(&answers[0]).chunks;
+            let whole: serde_json::Value =
+                serde_json::from_str(&answers[1]).map_err(|e| format!("the whole answer is not JSON: {e}"))?;
+            pass_text::judge(&turn, &streamed, &whole)
         }
     })
     .await;
