@@ -21,6 +21,8 @@
 //!   after the stream began, 2.8's error in its place — then `[DONE]`, last;
 //! - **3.1** a health answer (`GET /health`, `/api/health`) has its seven keys in order, each of its
 //!   type, `status` `"ok"` and `loaded` true;
+//! - **5.8** every MCP server `GET /mcp` lists has a `status` of 5.8c–d: `starting`, `ready`, `failed`
+//!   or `stopped`;
 //! - **9.4** a picture's 200 has its format's `Content-Type`, its length, `ETag: "<sha256>"`,
 //!   `Cache-Control: private, max-age=31536000, immutable`, `X-Content-Type-Options: nosniff`, and bytes
 //!   whose SHA-256 is the name.
@@ -103,6 +105,13 @@ pub fn observe(seen: &Seen<'_>) -> Vec<Violation> {
     }
     if seen.method == Method::GET
         && seen.status == 200
+        && path == "/mcp"
+        && let Err(what) = mcp_statuses(seen.body)
+    {
+        broke("5.8", what);
+    }
+    if seen.method == Method::GET
+        && seen.status == 200
         && let Some(name) = path.strip_prefix(MEDIA)
         && let Err(what) = picture(name, seen.headers, seen.body)
     {
@@ -154,6 +163,22 @@ fn health(body: &[u8]) -> Result<(), String> {
             "a health answer not {{\"status\":\"ok\",\"max_context\":N,\"model\":S,\"images\":B,\"api_key\":B,\"loaded\":true,\"service\":S}} in that order: {}",
             cut(&text, 200)
         ));
+    }
+    Ok(())
+}
+
+/// Each server's `status` in `GET /mcp`, one of 5.8c–d's four (a body that is not this shape is the
+/// case's to judge).
+fn mcp_statuses(body: &[u8]) -> Result<(), String> {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else { return Ok(()) };
+    for server in value["servers"].as_array().into_iter().flatten() {
+        let status = &server["status"];
+        if !["starting", "ready", "failed", "stopped"].iter().any(|s| status == s) {
+            return Err(format!(
+                "MCP server {} has status {status}, not starting, ready, failed or stopped",
+                server["name"]
+            ));
+        }
     }
     Ok(())
 }

@@ -332,7 +332,7 @@ pub async fn settled_mcp_status(http: &Http, seconds: u64) -> Result<Value, Chec
         loop {
             let status = http.get("/mcp").send().await?.json()?;
             let servers = status["servers"].as_array().cloned().unwrap_or_default();
-            if servers.iter().all(|s| s["status"] != "starting" && s["status"] != "idle") {
+            if servers.iter().all(|s| s["status"] != "starting") {
                 return Ok::<Value, CheckError>(status);
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;

@@ -223,3 +223,17 @@ fn every_health_answer_has_3_1s_keys_in_order() {
     }
     assert!(observe(&seen(&get, "/healthz", 200, &json, b"ok")).is_empty(), "another path");
 }
+
+#[test]
+fn every_mcp_server_has_one_of_5_8s_statuses() {
+    let get = Method::GET;
+    let json = headers(&[("content-type", "application/json")]);
+    for status in ["starting", "ready", "failed", "stopped"] {
+        let body = serde_json::json!({"servers": [{"name": "a", "status": status}], "tools": 0}).to_string();
+        assert!(observe(&seen(&get, "/mcp", 200, &json, body.as_bytes())).is_empty(), "{status}");
+    }
+    for status in [serde_json::json!("idle"), serde_json::json!(null), serde_json::json!("Ready")] {
+        let body = serde_json::json!({"servers": [{"name": "a", "status": status}], "tools": 0}).to_string();
+        assert_eq!(clauses(observe(&seen(&get, "/mcp", 200, &json, body.as_bytes()))), ["5.8"], "{status}");
+    }
+}

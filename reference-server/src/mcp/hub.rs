@@ -18,9 +18,7 @@ use crate::messages::ToolSpec;
 /// A server's lifecycle (strata-wire C-G5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
-    /// Not started yet.
-    Idle,
-    /// Initializing.
+    /// Initializing: from startup (SPEC 5.8c) until its first start ends, and during a restart.
     Starting,
     /// Connected; its tools are offered.
     Ready,
@@ -33,7 +31,6 @@ pub enum Status {
 impl Status {
     fn as_str(self) -> &'static str {
         match self {
-            Status::Idle => "idle",
             Status::Starting => "starting",
             Status::Ready => "ready",
             Status::Failed => "failed",
@@ -139,8 +136,9 @@ impl Hub {
             .map(|spec| {
                 Arc::new(Slot {
                     spec: spec.clone(),
+                    // `starting` from startup on, before its start task has run (SPEC 5.8c).
                     state: Mutex::new(SlotState {
-                        status: Status::Idle,
+                        status: Status::Starting,
                         error: None,
                         info: None,
                         tools: Vec::new(),
@@ -232,8 +230,7 @@ impl Hub {
         let mut changed = self.changed.subscribe();
         let _ = tokio::time::timeout(max, async {
             loop {
-                let starting =
-                    (0..self.slots.len()).any(|i| matches!(self.lock(i).status, Status::Idle | Status::Starting));
+                let starting = (0..self.slots.len()).any(|i| self.lock(i).status == Status::Starting);
                 if !starting || changed.changed().await.is_err() {
                     return;
                 }
@@ -426,5 +423,22 @@ fn call_error_text(error: &rmcp::ServiceError) -> String {
     match error {
         rmcp::ServiceError::McpError(data) => format!("{} (code {})", data.message, data.code.0),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC 5.8c: `starting` from startup on — before the start task has had a chance to run (on a
+    /// one-thread runtime it cannot, until this test yields), so no client ever reads another status.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_server_is_starting_from_the_moment_the_hub_exists() {
+        let spec = McpServerSpec {
+            name: "a".into(),
+            transport: McpTransportSpec::Http { url: "http://127.0.0.1:9/mcp".into(), headers: Vec::new() },
+        };
+        let hub = Hub::start(&[spec], McpSettings::defaults());
+        assert_eq!(hub.status_json()["servers"][0]["status"], "starting");
     }
 }
