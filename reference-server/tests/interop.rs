@@ -25,12 +25,7 @@ fn required(path: PathBuf) -> PathBuf {
 async fn settled(server: &TestServer) -> Value {
     for _ in 0..1500 {
         let status: Value = client().get(server.url("/mcp")).send().await.expect("sent").json().await.expect("json");
-        if status["servers"]
-            .as_array()
-            .expect("list")
-            .iter()
-            .all(|s| s["status"] != "starting" && s["status"] != "idle")
-        {
+        if status["servers"].as_array().expect("list").iter().all(|s| s["status"] != "starting") {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

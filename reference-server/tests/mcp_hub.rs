@@ -25,7 +25,7 @@ async fn settled(server: &TestServer) -> Value {
     for _ in 0..500 {
         let status = mcp_status(server).await;
         let servers = status["servers"].as_array().cloned().unwrap_or_default();
-        if servers.iter().all(|s| s["status"] != "starting" && s["status"] != "idle") {
+        if servers.iter().all(|s| s["status"] != "starting") {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -3,12 +3,12 @@
 //! printed, so a failure replays): an `output` of 0–4 items — messages of 1–3 parts (`output_text`,
 //! `refusal`, empty or blank text, text over several lines), `reasoning` items, tool-call items — and
 //! every `status` (`completed`, `incomplete` for each reason and none, `failed`, `cancelled`,
-//! `in_progress`), with `usage` or without. Every answer is one request upstream and one call counted.
+//! `in_progress`, none at all), with `usage` or without. Every answer is one request upstream and one call counted.
 
 mod support;
 
 use serde_json::{Value, json};
-use support::{Setup, png, requests};
+use support::{Draw, Setup, png, requests, seed};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -16,23 +16,6 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const DRAWN: usize = 40;
 /// What a reasoning item says: it must never reach the client.
 const REASONING: &str = "REASONING-CANARY: the model thinking aloud";
-
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % below
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("VISION_GEN_SEED").ok().and_then(|s| s.trim_start_matches("0x").parse::<u64>().ok()).unwrap_or_else(
-        || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
-    ) | 1
-}
 
 /// One part of a message.
 #[derive(Debug, Clone)]
@@ -62,7 +45,9 @@ struct Answer {
 
 const TEXTS: [&str; 7] =
     ["- a red square", "", "   ", "- line one\n- line two", "- 日本語の文字", "  - padded  ", "\n"];
-const STATUSES: [(&str, Option<&str>); 7] = [
+/// Each `status` with its `incomplete_details.reason`; `""` is an answer without `status`.
+const STATUSES: [(&str, Option<&str>); 8] = [
+    ("", None),
     ("completed", None),
     ("incomplete", Some("max_output_tokens")),
     ("incomplete", Some("content_filter")),
@@ -116,6 +101,9 @@ impl Answer {
             .collect();
         let mut answer = json!({"id": "resp_gen", "object": "response", "status": self.status,
             "incomplete_details": self.reason.map(|reason| json!({"reason": reason})), "output": output});
+        if self.status.is_empty() {
+            answer.as_object_mut().map(|a| a.remove("status"));
+        }
         if self.usage {
             answer["usage"] = json!({"input_tokens": 300, "output_tokens": 40, "total_tokens": 340});
         }
@@ -158,6 +146,7 @@ impl Answer {
                     text.trim_end()
                 ),
             }),
+            "" => Err("could not be read"),
             _ => Err("could not finish the answer"),
         }
     }

@@ -8,30 +8,12 @@
 mod support;
 
 use base64::Engine;
-use support::{Format, Setup, answer, openai, picture, requests};
+use support::{Draw, Format, Setup, answer, openai, picture, requests, seed};
 
 /// Sides around the 512 px bound, and some beyond it.
 const SIDES: [u32; 9] = [1, 2, 3, 511, 512, 513, 700, 1024, 1100];
 /// Pictures drawn a run, besides the corners.
 const DRAWN: usize = 12;
-
-/// A small deterministic generator (xorshift64*): the run needs no more.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % below
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("VISION_GEN_SEED").ok().and_then(|s| s.trim_start_matches("0x").parse::<u64>().ok()).unwrap_or_else(
-        || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
-    ) | 1
-}
 
 /// The size the README's rule gives a `width` × `height` picture: unchanged when its longest side is
 /// at most 512, else its longest side 512 and the other scaled alike (within a pixel, at least 1).

@@ -10,7 +10,7 @@ mod support;
 
 use std::collections::{HashMap, HashSet};
 
-use support::{Setup, TOKEN, http_log, spawn_http};
+use support::{Draw, Setup, TOKEN, http_log, seed, spawn_http};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Refusals drawn a run.
@@ -94,23 +94,12 @@ fn plain(log: &str) -> String {
     out
 }
 
-fn seed() -> u64 {
-    std::env::var("VISION_GEN_SEED").ok().and_then(|s| s.trim_start_matches("0x").parse::<u64>().ok()).unwrap_or_else(
-        || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
-    ) | 1
-}
-
 #[tokio::test]
 async fn refusals_from_several_clients_are_answered_and_logged_once_each() {
     let seed = seed();
     println!("VISION_GEN_SEED={seed:#x}");
-    let mut state = seed;
-    let mut next = |below: usize| {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % below
-    };
+    let mut draw = Draw(seed);
+    let mut next = |below: usize| draw.next(below);
     let setup = Setup::new(20, 3);
     let (_child, ready) = spawn_http(&setup).await;
     let port: u16 = ready.rsplit(':').next().and_then(|p| p.trim_end_matches("/mcp").parse().ok()).expect("a port");

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use support::{KEY, Setup, png};
+use support::{Draw, KEY, Setup, png, seed};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use vision_mcp::tool::Analyzer;
 
@@ -176,23 +176,12 @@ async fn answer(stream: &mut tokio::net::TcpStream, failure: Failure) {
     let _ = stream.shutdown().await;
 }
 
-fn seed() -> u64 {
-    std::env::var("VISION_GEN_SEED").ok().and_then(|s| s.trim_start_matches("0x").parse::<u64>().ok()).unwrap_or_else(
-        || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
-    ) | 1
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_upstream_failure_is_one_clean_line_sent_once_and_counted() {
     let seed = seed();
     println!("VISION_GEN_SEED={seed:#x}");
-    let mut state = seed;
-    let mut next = |below: usize| {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % below
-    };
+    let mut draw = Draw(seed);
+    let mut next = |below: usize| draw.next(below);
     let kinds = Failure::every_kind();
     let mut failures = kinds.clone();
     failures.extend((0..DRAWN).map(|_| kinds[next(kinds.len())]));

@@ -15,23 +15,38 @@ use support::{KEY, Setup, png};
 /// The port the variables name, inside the namespace.
 const PORT: u16 = 18_443;
 
-/// Whether this machine can make a user and network namespace (a container may forbid it).
+/// `unshare`'s arguments: a user, network and process namespace of its own, so the listener dies with
+/// the binary (the first process of the namespace) and nothing outlives the test.
+const UNSHARE: [&str; 4] = ["--fork", "--pid", "--kill-child", "-rn"];
+
+/// Whether this machine can make those namespaces and has what runs inside (`ip`, `python3`); a
+/// container may forbid the first.
 fn namespaces_work() -> bool {
-    std::process::Command::new("unshare").args(["-rn", "true"]).status().is_ok_and(|s| s.success())
+    let ran = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    ran("unshare", &[&UNSHARE[..], &["ip", "link", "set", "lo", "up"]].concat())
+        && ran("python3", &["-c", "import socket"])
 }
 
 #[tokio::test]
 async fn the_binary_ignores_openai_base_url_and_proxy_variables() {
     if !namespaces_work() {
         // Said loudly: CI runs where namespaces work (ci/vision-lan.sh needs them too).
-        eprintln!("SKIPPED: unshare -rn is not allowed here");
+        eprintln!("SKIPPED: unshare (user, network and process namespaces), ip or python3 is missing here");
         return;
     }
     let setup = Setup::new(20, 3);
     setup.write("a.png", &png(20, 20));
     let touched = setup.dir.path().join("touched");
     // Inside the namespace: loopback up, a listener that writes a file on its first connection (and
-    // gives up after 30 s, holding none of the test's pipes), then the binary over stdio.
+    // gives up after 30 s, holding none of the test's pipes; it dies with the binary anyway), then the
+    // binary over stdio.
     let listening = setup.dir.path().join("listening");
     let listener = format!(
         "import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('127.0.0.1',{PORT}))\ns.listen()\nopen({:?},'w').write('yes')\ns.settimeout(30)\nc,_=s.accept()\nopen({:?},'w').write('connected')\n",
@@ -47,7 +62,8 @@ async fn the_binary_ignores_openai_base_url_and_proxy_variables() {
     let url = format!("http://127.0.0.1:{PORT}");
     let mut command = tokio::process::Command::new("unshare");
     command
-        .args(["-rn", "sh", "-c", &script])
+        .args(UNSHARE)
+        .args(["sh", "-c", &script])
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("LISTENER", listener)

@@ -13,9 +13,9 @@
 //!
 //! What the log holds is bounded, since the server under test may be hostile: each body at most
 //! [`MAX_RECORDED_BODY`], and all of them together at most [`MAX_KEPT`]. An answer that would pass
-//! either bound streams on to the page unkept (and so unmonitored). Only chat answers stay in the log
-//! once they have ended (the cases read them); a picture's or an asset's bytes are let go as soon as
-//! the monitor has read them.
+//! either bound streams on to the page unkept — what was kept of it is let go, so its text reads
+//! empty — and unmonitored. Only chat answers stay in the log (the cases read them); a picture's or an
+//! asset's bytes are let go once the monitor has read them, or when the page drops the answer.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -264,18 +264,24 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             if kept.len() + bytes.len() <= MAX_RECORDED_BODY && reserve(&room.kept, MAX_KEPT, bytes.len()) {
                 kept.extend_from_slice(bytes);
             } else {
+                // Past a bound: none of it is kept (a prefix would read as the whole answer).
                 kept_whole.store(false, std::sync::atomic::Ordering::Relaxed);
+                room.kept.fetch_sub(kept.len(), std::sync::atomic::Ordering::SeqCst);
+                *kept = Vec::new();
             }
         }
         if chunk.is_err() {
             kept_whole.store(false, std::sync::atomic::Ordering::Relaxed);
         }
     });
-    // Polled only once the server's answer has ended, never when the page or the proxy cut it short.
+    // Polled only once the server's answer has ended, never when the page or the proxy cut it short;
+    // the release it holds runs either way, when it is done or dropped.
     let watcher = Arc::clone(&shared);
+    let release = Release { shared: Arc::clone(&shared), sink: recorded.clone(), keep: chat };
     let ended = futures::stream::once(async move {
+        let _release = release;
         let Some(recorded) = recorded else { return };
-        let Ok(mut body) = recorded.lock() else { return };
+        let Ok(body) = recorded.lock() else { return };
         if let Some(http) = watcher.watch.get()
             && whole.load(std::sync::atomic::Ordering::Relaxed)
         {
@@ -288,10 +294,6 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
                 key: http.key(),
             });
         }
-        if !chat {
-            watcher.kept.fetch_sub(body.len(), std::sync::atomic::Ordering::SeqCst);
-            *body = Vec::new();
-        }
     });
     let stream = futures::StreamExt::chain(stream, futures::StreamExt::filter_map(ended, |()| async { None }));
     let body = match shared.framing {
@@ -302,6 +304,26 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         _ => Body::from_stream(stream),
     };
     response.body(body).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}
+
+/// Lets go of an answer's kept bytes unless it is a chat answer (the cases read those), when the
+/// answer has ended or has been dropped, whichever comes first.
+struct Release {
+    shared: Arc<Shared>,
+    sink: Option<Arc<Mutex<Vec<u8>>>>,
+    keep: bool,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if !self.keep
+            && let Some(sink) = &self.sink
+            && let Ok(mut body) = sink.lock()
+        {
+            self.shared.kept.fetch_sub(body.len(), std::sync::atomic::Ordering::SeqCst);
+            *body = Vec::new();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -347,6 +369,20 @@ mod tests {
         assert_eq!(answer.text().await.expect("on loopback"), "5");
         assert_eq!(proxy.kept_bytes(), "hello".len() + "5".len(), "a chat's request and answer stay");
         assert_eq!(proxy.log().last().expect("on loopback").answer_text(), "5");
+        // A picture the page gives up on halfway is let go too.
+        let mut cut = client.get(format!("{}/tool-media/x.png", proxy.url)).send().await.expect("on loopback");
+        let _first = cut.chunk().await;
+        drop(cut);
+        let released = async {
+            while proxy.kept_bytes() != "hello".len() + "5".len() {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_secs(5), released).await.is_ok(),
+            "{}",
+            proxy.kept_bytes()
+        );
         server.abort();
     }
 }

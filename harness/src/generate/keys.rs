@@ -251,8 +251,9 @@ mod odds {
         // At the default budget: the flag decides (api-key-flag-ignored), the flag and the environment
         // both given (env-key-over-flag), the environment and the file without the flag
         // (api-key-file-wins), a flag or file that decides empty (empty-key-ok), a server that starts
-        // on port 0 (ready-line-port-zero).
-        let held = crate::generate::runs_holding_each(launches(), 48, 5, |l| {
+        // on port 0 (ready-line-port-zero), a server whose key came from the flag, where a wrong key
+        // is refused (flag-key-refusals-as-text).
+        let held = crate::generate::runs_holding_each(launches(), 48, 6, |l| {
             let [flag, env, file] = l.sources;
             vec![
                 l.expected() == Expected::KeyOf(0),
@@ -260,6 +261,7 @@ mod odds {
                 flag.is_none() && env.is_some_and(Given::is_key) && file.is_some(),
                 matches!(l.expected(), Expected::Refused(0) | Expected::Refused(2)),
                 l.port_zero && !matches!(l.expected(), Expected::Refused(_)),
+                l.expected() == Expected::KeyOf(0),
             ]
         });
         assert!(held.iter().all(|&h| h >= 999), "{held:?} of 1,000");

@@ -211,7 +211,7 @@ pub async fn settled_binary(base: &str, key: &str) -> Value {
             .json()
             .await
             .expect("json");
-        if status["servers"][0]["status"] != "starting" && status["servers"][0]["status"] != "idle" {
+        if status["servers"][0]["status"] != "starting" {
             return status;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;

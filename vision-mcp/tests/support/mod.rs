@@ -182,3 +182,27 @@ pub async fn spawn_http(setup: &Setup) -> (tokio::process::Child, String) {
 pub fn http_log(setup: &Setup) -> PathBuf {
     setup.dir.path().join("http.log")
 }
+
+/// The seed of a generated test: `VISION_GEN_SEED` (decimal, or hex after `0x`), else the clock; odd.
+pub fn seed() -> u64 {
+    let given = std::env::var("VISION_GEN_SEED").ok().and_then(|s| match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => s.parse::<u64>().ok(),
+    });
+    given.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    }) | 1
+}
+
+/// A small deterministic generator (xorshift64*) over a seed: the generated tests need no more.
+pub struct Draw(pub u64);
+
+impl Draw {
+    /// A number below `below`.
+    pub fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % below
+    }
+}
