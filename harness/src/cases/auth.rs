@@ -54,9 +54,9 @@ pub fn cases() -> Vec<Case> {
             "2.7",
             Must,
             CONFIGURED,
-            "an MCP request from the server's own page or a trusted_origins entry is answered; from a loopback name or an allowed host that is not the page's own, 403",
+            "an MCP request from the server's own page or a trusted_origins entry is answered, its Content-Type application/json with a charset parameter or in any case too; from a loopback name or an allowed host that is not the page's own, 403",
             mcp_from_trusted,
-            ["config-hosts-ignored", "own-page-off"]
+            ["config-hosts-ignored", "own-page-off", "own-page-json-exact"]
         ),
         case!(
             "auth.trusted-origins-and-allowed-hosts-may-post",
@@ -457,6 +457,18 @@ async fn mcp_from_trusted(ctx: Ctx) -> CheckResult {
     ] {
         let reply = ctx.http.post_json(CHAT, &opt_in()).header("origin", origin.as_bytes()).send().await?;
         expect_eq(&format!("status of an MCP request from Origin {origin}"), status, reply.status)?;
+    }
+    // The media type decides (2.7a): a parameter or another case is still application/json.
+    for content_type in ["application/json; charset=utf-8", "Application/JSON", "application/json;charset=UTF-8"] {
+        let reply = ctx
+            .http
+            .call(http::Method::POST, CHAT)
+            .header("content-type", content_type.as_bytes())
+            .header("origin", own.as_bytes())
+            .body(opt_in().to_string())
+            .send()
+            .await?;
+        expect_eq(&format!("status of an MCP request from the own page sent as {content_type}"), 200, reply.status)?;
     }
     Ok(())
 }
