@@ -6,7 +6,7 @@
 //! failures from a seed (`VISION_GEN_SEED`, else the clock; printed, so a failure replays), after
 //! every kind once.
 
-mod support;
+use super::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

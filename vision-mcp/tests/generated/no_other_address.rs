@@ -5,7 +5,7 @@
 //! variables names. A call must fail as unreachable (the namespace has no route out) and the listener
 //! must see no connection; a binary that honoured any of them would connect to it.
 
-mod support;
+use super::support;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};

@@ -5,7 +5,7 @@
 //! every `status` (`completed`, `incomplete` for each reason and none, `failed`, `cancelled`,
 //! `in_progress`, none at all), with `usage` or without. Every answer is one request upstream and one call counted.
 
-mod support;
+use super::support;
 
 use serde_json::{Value, json};
 use support::{Draw, Setup, png, requests, seed};

@@ -5,7 +5,7 @@
 //! around the bound (1, 2, 511, 512, 513, and larger up to 1,100 px), so wide, tall and square
 //! pictures of every side meet it — plus the bound's corners on every run (513 × 1, 1 × 513, …).
 
-mod support;
+use super::support;
 
 use base64::Engine;
 use support::{Draw, Format, Setup, answer, openai, picture, requests, seed};

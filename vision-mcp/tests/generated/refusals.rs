@@ -6,7 +6,7 @@
 //! or keys its memory on the value alone, is seen. Each run draws the refusals from a seed
 //! (`VISION_GEN_SEED`, else the clock; printed, so a failure replays).
 
-mod support;
+use super::support;
 
 use std::collections::{HashMap, HashSet};
 
