@@ -24,7 +24,8 @@ const RESULTS: Scenario = own("generated-results", || staged_results(true));
 /// are planted.
 const PICTURE_ROUTE: Scenario = own("generated-picture-route", || Setup::mcp(Some(true)).with_key());
 /// A plain server whose one script answers every generated request alike.
-const REQUESTS: Scenario = own("generated-requests", || Setup::plain().scripts(vec![requests::SCRIPT.to_string()]));
+const REQUESTS: Scenario =
+    own("generated-requests", || Setup::plain().vision().scripts(vec![requests::SCRIPT.to_string()]));
 const RESULTS_OFF: Scenario = own("generated-results-off", || staged_results(false));
 const RESULTS_VISION: Scenario = own("generated-results-vision", || staged_results(true).vision());
 /// A script set per `picture` call a generated burst can make, each request starting at its set's
@@ -117,7 +118,7 @@ pub fn cases() -> Vec<Case> {
             "4.8",
             Must,
             REQUESTS,
-            "generated requests (1-6 messages of every role, system, developer, user, assistant and tool, anywhere; content a string, null or 1-3 text parts, of non-ASCII, astral, bidi, whitespace of every kind and marker text such as <|im_end|>; streamed or not; max_tokens and max_completion_tokens absent, null, 0 or -1; unknown fields of every JSON type) are each taken, answered with the script's reasoning and text and its whole length, and counted as the 4.8 model says: usage.prompt_tokens exactly the turns' tokens, one a byte, marker text as text, developer as system, parts joined with nothing, consecutive tool messages one user turn",
+            "generated requests to a server with the geometry encoder (1-6 messages of every role, system, developer, user, assistant and tool, anywhere; content a string, null or 1-3 parts, text of non-ASCII, astral, bidi, whitespace of every kind and marker text such as <|im_end|>, and pictures in every form 4.2 takes, PNG or JPEG, labelled truly, wrongly or with a parameter, sized around 12.2's bounds, a ratio of 200 and 201, now and then unreadable in a user message; an assistant's tool_calls, arguments an object, JSON text, not an object or absent; streamed or not; max_tokens and max_completion_tokens absent, null, 0 or -1; unknown fields of every JSON type) are refused 400 exactly when a user message holds a picture with no geometry or no decoder, else taken, answered with the script's reasoning and text and its whole length, and counted as the 4.8 model says: usage.prompt_tokens exactly the turns' tokens, one a byte, marker text as text, developer as system, parts joined with nothing, a picture its start, 12.2 tokens and end (a tool message's over-ratio picture its note), an assistant's calls in 4.8j's form, consecutive tool messages one user turn",
             request_model,
             requests::VARIANTS
         ),

@@ -2,23 +2,31 @@
 //!
 //! A request is 1 to 6 messages of every role 4.1 names (`system`, `developer`, `user`, `assistant`,
 //! `tool`, in any order and position), each with a `content` of every form 4.2 allows (a string,
-//! null, a list of 1 to 3 `text` parts), whose text is drawn from pieces that test the rendering:
-//! non-ASCII and astral characters, whitespace of every kind at either end, and marker text
-//! (`<|im_end|>`, `<|im_start|>`, `<tool_call>`, `</think>`, `<|vision_start|>`, …); streamed or not;
+//! null, a list of 1 to 3 parts: `text`, and pictures of every form, [`parts`]), whose text is drawn
+//! from pieces that test the rendering: non-ASCII and astral characters, whitespace of every kind at
+//! either end, and marker text (`<|im_end|>`, `<|im_start|>`, `<tool_call>`, `</think>`,
+//! `<|vision_start|>`, …); an assistant message may carry `tool_calls` ([`parts`]); streamed or not;
 //! `max_tokens` and `max_completion_tokens` absent or each of the values that mean the rest of the
-//! context (null, 0, -1); fields 4.1 does not name, of every JSON type, beside them.
+//! context (null, 0, -1); fields 4.1 does not name, of every JSON type, beside them. The server has
+//! the geometry vision encoder at its default bounds.
 //!
-//! The model, from SPEC alone: every such request is taken (200), and the answer is the scenario's
-//! script (its reasoning and text) whatever the request; `usage.prompt_tokens` is the prompt's length
-//! by 4.8 — one token a UTF-8 byte, marker text as its bytes (4.8g); a leading `system` or
-//! `developer` message is the system turn (`<|im_start|>`, `system\n`, its text, `<|im_end|>`, `\n`),
-//! any other message a turn of `<|im_start|>`, its role (`developer` read as `system`, 4.8h), `\n`, its
-//! parts with nothing between them (4.8i), `<|im_end|>`, `\n`; consecutive `tool` messages one `user`
-//! turn, each as `\n<tool_response>\n`, its parts, `\n</tool_response>` (4.8f) — plus the prompt's
-//! fixed end, measured once as what a lone empty `user` message costs beyond its 8 tokens.
+//! The model, from SPEC alone: a request with a picture no geometry or decoder reads outside a tool
+//! message is 400 `invalid_request_error` (12.2h, 12.3b); every other is taken (200), and the answer is
+//! the scenario's script (its reasoning and text) whatever the request; `usage.prompt_tokens` is the
+//! prompt's length by 4.8 — one token a UTF-8 byte, marker text as its bytes (4.8g); a leading
+//! `system` or `developer` message is the system turn (`<|im_start|>`, `system\n`, its parts,
+//! `<|im_end|>`, `\n`), any other message a turn of `<|im_start|>`, its role (`developer` read as
+//! `system`, 4.8h), `\n`, its parts with nothing between them (4.8i), an assistant's calls (4.8j),
+//! `<|im_end|>`, `\n`; consecutive `tool` messages one `user` turn, each as `\n<tool_response>\n`,
+//! its parts, `\n</tool_response>` (4.8f); a picture its start, image tokens and end (4.8c) — plus the
+//! prompt's fixed end, measured once as what a lone empty `user` message costs beyond its 8 tokens.
+
+mod parts;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+pub use parts::{Arguments, Call, Cost, Form, Label, Picture, Pixels};
 
 use super::CHAT;
 use crate::http::Http;
@@ -64,6 +72,21 @@ impl Role {
     }
 }
 
+/// One part of a `content` list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// A `text` part.
+    Text(String),
+    /// A picture part.
+    Picture(Picture),
+}
+
+impl From<&str> for Part {
+    fn from(text: &str) -> Self {
+        Part::Text(text.to_string())
+    }
+}
+
 /// A message's `content`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
@@ -71,26 +94,80 @@ pub enum Content {
     Text(String),
     /// `null`.
     Null,
-    /// A list of `text` parts.
-    Parts(Vec<String>),
+    /// A list of parts.
+    Parts(Vec<Part>),
 }
 
 impl Content {
-    /// Its text as 4.8 renders it: the parts' text with nothing between them.
-    fn rendered(&self) -> String {
+    /// Its parts as 4.8i reads them.
+    fn parts(&self) -> Vec<Part> {
         match self {
-            Content::Text(text) => text.clone(),
-            Content::Null => String::new(),
-            Content::Parts(parts) => parts.concat(),
+            Content::Text(text) => vec![Part::Text(text.clone())],
+            Content::Null => Vec::new(),
+            Content::Parts(parts) => parts.clone(),
         }
+    }
+
+    /// Its tokens as 4.8 renders them in a message of this kind: the parts with nothing between them,
+    /// a picture its [`Cost`]; `None` when a picture refuses the request.
+    fn tokens(&self, in_tool_message: bool) -> Option<u64> {
+        self.parts().iter().try_fold(0, |sum, part| match part {
+            Part::Text(text) => Some(sum + text.len() as u64),
+            Part::Picture(picture) => match picture.cost(in_tool_message)? {
+                Cost::Tokens(n) => Some(sum + n),
+                Cost::Text(text) => Some(sum + text.len() as u64),
+            },
+        })
     }
 
     fn json(&self) -> Value {
         match self {
             Content::Text(text) => json!(text),
             Content::Null => Value::Null,
-            Content::Parts(parts) => parts.iter().map(|t| json!({"type": "text", "text": t})).collect(),
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|part| match part {
+                    Part::Text(t) => json!({"type": "text", "text": t}),
+                    Part::Picture(picture) => picture.json(),
+                })
+                .collect(),
         }
+    }
+}
+
+/// One message: its role, its content, and (an assistant's) `tool_calls`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Its role.
+    pub role: Role,
+    /// Its content.
+    pub content: Content,
+    /// Its `tool_calls` (sent only when there are some).
+    pub calls: Vec<Call>,
+}
+
+impl From<(Role, Content)> for Message {
+    fn from((role, content): (Role, Content)) -> Self {
+        Message { role, content, calls: Vec::new() }
+    }
+}
+
+impl Message {
+    fn json(&self) -> Value {
+        let mut message = json!({"role": self.role.sent(), "content": self.content.json()});
+        if !self.calls.is_empty() {
+            message["tool_calls"] = self.calls.iter().enumerate().map(|(i, call)| call.json(i)).collect();
+        }
+        message
+    }
+
+    /// The pictures it holds.
+    pub fn pictures(&self) -> impl Iterator<Item = &Picture> {
+        let parts = match &self.content {
+            Content::Parts(parts) => parts.as_slice(),
+            _ => &[],
+        };
+        parts.iter().filter_map(|part| if let Part::Picture(p) = part { Some(p) } else { None })
     }
 }
 
@@ -122,7 +199,7 @@ impl Cap {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     /// The messages, in order.
-    pub messages: Vec<(Role, Content)>,
+    pub messages: Vec<Message>,
     /// Whether it is streamed.
     pub stream: bool,
     /// `max_tokens`.
@@ -136,11 +213,7 @@ pub struct Request {
 impl Request {
     /// The request's body.
     pub fn body(&self) -> Value {
-        let messages: Vec<Value> = self
-            .messages
-            .iter()
-            .map(|(role, content)| json!({"role": role.sent(), "content": content.json()}))
-            .collect();
+        let messages: Vec<Value> = self.messages.iter().map(Message::json).collect();
         let mut body = json!({"messages": messages, "stream": self.stream});
         for (field, cap) in [("max_tokens", self.max_tokens), ("max_completion_tokens", self.max_completion_tokens)] {
             if let Some(value) = cap.json() {
@@ -187,12 +260,39 @@ fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(PIECES), 0..6).prop_map(|pieces| pieces.concat())
 }
 
-fn content() -> impl Strategy<Value = Content> {
+/// A picture as a message of `role` may hold it: one that refuses the request (12.2h, 12.3b) only in a
+/// user message, and no unreadable one in a tool message, whose note's reason SPEC leaves open.
+fn fitted(role: Role, mut picture: Picture) -> Picture {
+    let refuses = picture.cost(role == Role::Tool).is_none();
+    let unreadable = picture.pixels == Pixels::Unreadable;
+    if (role != Role::User && refuses) || (role == Role::Tool && unreadable) {
+        picture.pixels = Pixels::Sized(56, 56);
+    }
+    picture
+}
+
+fn content(role: Role) -> impl Strategy<Value = Content> {
+    let part = prop_oneof![
+        text().prop_map(Part::Text),
+        parts::pictures().prop_map(move |picture| Part::Picture(fitted(role, picture))),
+    ];
     prop_oneof![
         3 => text().prop_map(Content::Text),
         1 => Just(Content::Null),
-        2 => prop::collection::vec(text(), 1..4).prop_map(Content::Parts),
+        3 => prop::collection::vec(part, 1..4).prop_map(Content::Parts),
     ]
+}
+
+/// A message of any role; an assistant's carries `tool_calls` half the time.
+fn message() -> impl Strategy<Value = Message> {
+    role().prop_flat_map(|role| {
+        let calls = if role == Role::Assistant {
+            prop_oneof![Just(Vec::new()), prop::collection::vec(parts::calls(), 1..3)].boxed()
+        } else {
+            Just(Vec::new()).boxed()
+        };
+        (content(role), calls).prop_map(move |(content, calls)| Message { role, content, calls })
+    })
 }
 
 fn role() -> impl Strategy<Value = Role> {
@@ -221,7 +321,7 @@ fn unknown() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
 
 /// Every request of the space the module's doc names.
 pub fn requests() -> impl Strategy<Value = Request> {
-    (prop::collection::vec((role(), content()), 1..7), any::<bool>(), cap(), cap(), unknown()).prop_map(
+    (prop::collection::vec(message(), 1..7), any::<bool>(), cap(), cap(), unknown()).prop_map(
         |(messages, stream, max_tokens, max_completion_tokens, unknown)| Request {
             messages,
             stream,
@@ -237,35 +337,37 @@ pub fn describe(request: &Request) -> String {
     request.body().to_string()
 }
 
-/// The tokens 4.8 says `messages` render to, without the prompt's fixed end.
-pub fn message_tokens(messages: &[(Role, Content)]) -> u64 {
+/// The tokens 4.8 says `messages` render to, without the prompt's fixed end; `None` when a picture
+/// refuses the request (12.2h, 12.3b).
+pub fn message_tokens(messages: &[Message]) -> Option<u64> {
     let bytes = |text: &str| text.len() as u64;
     let mut rest = messages;
     let mut tokens = 0;
-    if let Some(((role, content), after)) = messages.split_first()
-        && role.is_system()
+    if let Some((first, after)) = messages.split_first()
+        && first.role.is_system()
     {
         // <|im_start|> system\n … <|im_end|> \n
-        tokens += 1 + bytes("system\n") + bytes(&content.rendered()) + 2;
+        tokens += 1 + bytes("system\n") + first.content.tokens(false)? + 2;
         rest = after;
     }
     let mut at = 0;
     while at < rest.len() {
-        let (role, content) = &rest[at];
-        if *role == Role::Tool {
+        let message = &rest[at];
+        if message.role == Role::Tool {
             tokens += 1 + bytes("user");
-            while at < rest.len() && rest[at].0 == Role::Tool {
-                tokens += bytes("\n<tool_response>\n") + bytes(&rest[at].1.rendered()) + bytes("\n</tool_response>");
+            while at < rest.len() && rest[at].role == Role::Tool {
+                tokens += bytes("\n<tool_response>\n") + rest[at].content.tokens(true)? + bytes("\n</tool_response>");
                 at += 1;
             }
             tokens += 2;
             continue;
         }
-        let name = if role.is_system() { "system" } else { role.sent() };
-        tokens += 1 + bytes(name) + bytes("\n") + bytes(&content.rendered()) + 2;
+        let name = if message.role.is_system() { "system" } else { message.role.sent() };
+        let calls: u64 = message.calls.iter().map(|call| bytes(&call.rendered())).sum();
+        tokens += 1 + bytes(name) + bytes("\n") + message.content.tokens(false)? + calls + 2;
         at += 1;
     }
-    tokens
+    Some(tokens)
 }
 
 /// What one answer says: its status, reasoning, text and `usage`'s prompt and completion tokens.
@@ -280,7 +382,7 @@ async fn ask(http: &Http, body: &Value) -> Result<Answer, String> {
     let reply = http.post_json(CHAT, body).send().await.map_err(|e| e.to_string())?;
     if reply.status != 200 {
         return Err(format!(
-            "status {} (every generated request is one 4.1 and 4.2 take): {}",
+            "status {} (the model takes this request: 4.1, 4.2, 12.1): {}",
             reply.status,
             reply.text()
         ));
@@ -312,16 +414,29 @@ pub async fn baseline(http: &Http) -> Result<(u64, u64), String> {
     let (Some(prompt), Some(completion)) = (answer.prompt, answer.completion) else {
         return Err("the baseline answer has no usage".into());
     };
-    let end = prompt.checked_sub(message_tokens(&[(Role::User, Content::Text(String::new()))]));
+    let lone = message_tokens(&[(Role::User, Content::Text(String::new())).into()]).unwrap_or_default();
+    let end = prompt.checked_sub(lone);
     Ok((end.ok_or_else(|| format!("the baseline prompt is {prompt} tokens, less than its message"))?, completion))
 }
 
-/// Sends `request` and holds the answer to the model: taken, the script's reasoning and text, the
-/// prompt 4.8 counts, the baseline's completion tokens.
+/// Sends `request` and holds the answer to the model: refused as 12.2h and 12.3b say, or taken, with the
+/// script's reasoning and text, the prompt 4.8 counts and the baseline's completion tokens.
 pub async fn check(http: Http, baseline: (u64, u64), request: Request) -> Result<(), String> {
     let (end, completion) = baseline;
+    let Some(tokens) = message_tokens(&request.messages) else {
+        let reply = http.post_json(CHAT, &request.body()).send().await.map_err(|e| e.to_string())?;
+        let kind = reply.json().ok().and_then(|v| v["error"]["type"].as_str().map(str::to_string));
+        return match (reply.status, kind.as_deref()) {
+            (400, Some("invalid_request_error")) => Ok(()),
+            _ => Err(format!(
+                "status {} {:?}: a user message's picture with no geometry or not readable is 400 invalid_request_error (12.2h, 12.3b)",
+                reply.status,
+                reply.text()
+            )),
+        };
+    };
     let answer = ask(&http, &request.body()).await?;
-    let wanted = end + message_tokens(&request.messages);
+    let wanted = end + tokens;
     let mut wrong = Vec::new();
     if answer.prompt != Some(wanted) {
         wrong.push(format!("usage.prompt_tokens {:?}, the model says {wanted} (4.8)", answer.prompt));
@@ -351,6 +466,15 @@ pub const VARIANTS: &[&str] = &[
     "null-content-refused",
     "max-tokens-zero-caps",
     "unknown-fields-refused",
+    "image-url-string-dropped",
+    "text-after-picture-dropped",
+    "pictures-without-start-end",
+    "call-arguments-text-unread",
+    "assistant-calls-dropped",
+    "only-image-url-parts",
+    "anthropic-url-source-dropped",
+    "data-url-trusts-its-label",
+    "no-vision-pads",
 ];
 
 #[cfg(test)]
