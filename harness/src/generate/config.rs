@@ -2,9 +2,10 @@
 //!
 //! A configuration sets some of the typed keys — the seconds of `mcp.*_s` (numbers > 0), the counts of
 //! `mcp.*` and the connection bounds (integer-valued numbers ≥ 1), `engine.delay_ms` (integer-valued
-//! ≥ 0), the booleans `mcp.image_results` and `engine.restart_per_request` — to values of every JSON
-//! kind, each key's bounds on both sides (0, 1, 0.5, 2.0, -1, …), with at most one value the key
-//! refuses; it may also hold an unknown key (at the top, in `mcp`, in `engine`) and an `api_key` (a
+//! ≥ 0), the booleans `mcp.image_results` and `engine.restart_per_request`, the lists of strings
+//! `allowed_hosts` and `trusted_origins` (1.11g) and `engine.scripts` (at least one, 1.11a) — to values
+//! of every JSON kind, each key's bounds on both sides (0, 1, 0.5, 2.0, -1, `[]`, a list holding a
+//! number, …), with at most one value the key refuses; it may also hold an unknown key (at the top, in `mcp`, in `engine`) and an `api_key` (a
 //! string, or a list holding one: refused, and shown as `["***"]`). The
 //! model says: a refused value stops startup with exactly one stderr line holding
 //! `config <key>=<value as JSON>: `, exit code 2, the key never shown; otherwise the server starts and
@@ -24,10 +25,14 @@ pub enum Kind {
     NonNegativeInteger,
     /// A JSON boolean only.
     Boolean,
+    /// A list of strings, empty or not (1.11g).
+    Strings,
+    /// A list of at least one string (1.11a's `engine.scripts`).
+    Scripts,
 }
 
 /// Every typed key a generated configuration sets, with what it takes.
-pub const KEYS: [(&str, Kind); 17] = [
+pub const KEYS: [(&str, Kind); 20] = [
     ("mcp.timeout_s", Kind::Seconds),
     ("mcp.start_timeout_s", Kind::Seconds),
     ("mcp.retry_failed_s", Kind::Seconds),
@@ -45,11 +50,36 @@ pub const KEYS: [(&str, Kind); 17] = [
     ("engine.delay_ms", Kind::NonNegativeInteger),
     ("engine.max_context", Kind::PositiveInteger),
     ("engine.restart_per_request", Kind::Boolean),
+    ("allowed_hosts", Kind::Strings),
+    ("trusted_origins", Kind::Strings),
+    ("engine.scripts", Kind::Scripts),
 ];
 
+/// The indices in [`KEYS`] of the list-valued keys.
+const LISTS: std::ops::Range<usize> = 17..20;
+
 /// Values of every JSON kind, each key's bounds on both sides among them (as JSON text).
-const VALUES: [&str; 16] =
-    ["0", "1", "2", "7", "2.0", "0.5", "1.5", "-1", "-0.5", "true", "false", "null", "\"5\"", "[1]", "{}", "300"];
+const VALUES: [&str; 19] = [
+    "0",
+    "1",
+    "2",
+    "7",
+    "2.0",
+    "0.5",
+    "1.5",
+    "-1",
+    "-0.5",
+    "true",
+    "false",
+    "null",
+    "\"5\"",
+    "[1]",
+    "{}",
+    "300",
+    "[]",
+    "[\"a.example\"]",
+    "[\"a.example\",1]",
+];
 
 /// Whether a key of `kind` takes `value` (SPEC 1.5, 1.11).
 pub fn takes(kind: Kind, value: &Value) -> bool {
@@ -59,6 +89,8 @@ pub fn takes(kind: Kind, value: &Value) -> bool {
         Kind::PositiveInteger => whole.is_some_and(|n| n >= 1.0),
         Kind::NonNegativeInteger => whole.is_some_and(|n| n >= 0.0),
         Kind::Boolean => value.is_boolean(),
+        Kind::Strings => value.as_array().is_some_and(|items| items.iter().all(Value::is_string)),
+        Kind::Scripts => value.as_array().is_some_and(|items| !items.is_empty() && items.iter().all(Value::is_string)),
     }
 }
 
@@ -94,7 +126,11 @@ pub fn configs() -> impl Strategy<Value = GeneratedConfig> {
         let fitting: Vec<usize> = (0..VALUES.len()).filter(|&v| takes(KEYS[key].1, &value(v)) == taken).collect();
         (key, fitting[pick % fitting.len()])
     });
-    let settings = prop::collection::vec(setting, 0..6).prop_map(|mut pairs| {
+    // A list-valued key two times in five besides, as a list it takes or one holding a number: three
+    // keys of twenty would otherwise be set too rarely for `string-lists-lenient` to be met at the budget.
+    let list = prop::option::weighted(0.4, (LISTS, prop::sample::select(&[13usize, 16, 17, 18][..])));
+    let settings = (prop::collection::vec(setting, 0..6), list).prop_map(|(mut pairs, list)| {
+        pairs.extend(list);
         let mut seen = std::collections::BTreeSet::new();
         pairs.retain(|(key, _)| seen.insert(*key));
         pairs
@@ -212,6 +248,8 @@ mod tests {
         assert_eq!(taken(Kind::PositiveInteger), ["1", "2", "7", "2.0", "300"]);
         assert_eq!(taken(Kind::NonNegativeInteger), ["0", "1", "2", "7", "2.0", "300"]);
         assert_eq!(taken(Kind::Boolean), ["true", "false"]);
+        assert_eq!(taken(Kind::Strings), ["[]", "[\"a.example\"]"]);
+        assert_eq!(taken(Kind::Scripts), ["[\"a.example\"]"]);
     }
 
     #[test]
@@ -248,5 +286,12 @@ mod odds {
         });
         let listed = crate::generate::runs_holding(configs(), 48, |c| c.key == ApiKey::SecretInAList);
         assert!(warned >= 999 && refused >= 999 && listed >= 999, "{warned}, {refused}, {listed} of 1,000");
+        // A list-valued key holding something besides strings (string-lists-lenient).
+        let lists = crate::generate::runs_holding(configs(), 48, |c| {
+            c.settings.iter().any(|&(k, v)| {
+                LISTS.contains(&k) && value(v).as_array().is_some_and(|a| a.iter().any(|i| !i.is_string()))
+            })
+        });
+        assert!(lists >= 999, "{lists} of 1,000");
     }
 }
