@@ -42,6 +42,7 @@ mod page_walk;
 mod picture_cache;
 mod process;
 mod reference_notes;
+mod reference_reasons;
 mod references;
 mod result_text;
 mod status_counters;
@@ -106,6 +107,7 @@ pub fn all() -> Vec<Case> {
         tool_media_route::cases(),
         references::cases(),
         reference_notes::cases(),
+        reference_reasons::cases(),
         lifting::cases(),
         vision::cases(),
         page::cases(),

@@ -21,7 +21,7 @@ pub struct Running {
     /// A client for it (with the configuration's key, when it has one).
     pub http: Http,
     stderr: Arc<Mutex<Vec<u8>>>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Target {
@@ -65,11 +65,16 @@ impl Target {
             let _ = child.start_kill();
             return Err(error);
         }
-        Ok(Running { child, http, stderr, _dir: dir })
+        Ok(Running { child, http, stderr, dir })
     }
 }
 
 impl Running {
+    /// Its picture cache folder: `<configuration's stem>.tool-media` beside its configuration (8.3).
+    pub fn cache_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("running.tool-media")
+    }
+
     /// Everything the process wrote to stderr so far, as text.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
