@@ -75,6 +75,13 @@ impl Running {
         self.dir.path().join("running.tool-media")
     }
 
+    /// The folder the process runs in (Linux: `/proc/<pid>/cwd`).
+    pub fn working_dir(&self) -> Result<std::path::PathBuf, CheckError> {
+        let pid = self.child.id().ok_or_else(|| crate::check::broken("the server process is already gone"))?;
+        std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .map_err(|e| crate::check::broken(format!("the server's working folder: /proc/{pid}/cwd: {e}")))
+    }
+
     /// Everything the process wrote to stderr so far, as text.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()

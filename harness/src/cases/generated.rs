@@ -172,7 +172,7 @@ pub fn cases() -> Vec<Case> {
             "5.1",
             Must,
             LAUNCHES,
-            "generated stdio MCP server entries (an env naming any of a non-ASCII value, an empty one, a name the server's environment also has, and STRATA_API_KEY; a cwd or none), each on a server of its own whose environment holds its key and two more names: the process runs with the server's environment and the entry's env over it, STRATA_API_KEY left out unless the entry names it, in the entry's cwd when it has one (a quarter of --gen-budget: each starts a server)",
+            "generated stdio MCP server entries (an env naming any of a non-ASCII value, an empty one, a name the server's environment also has, and STRATA_API_KEY; a cwd or none), each on a server of its own whose environment holds its key and two more names: the process runs with the server's environment and the entry's env over it, STRATA_API_KEY left out unless the entry names it, in the entry's cwd when it has one, else in the server's own working folder (a quarter of --gen-budget: each starts a server)",
             stdio_entry_model,
             stdio_entry::VARIANTS
         ),
@@ -396,7 +396,8 @@ async fn stdio_entry_model(ctx: Ctx) -> CheckResult {
             let read = |file: &std::path::Path| {
                 std::fs::read_to_string(file).map_err(|e| format!("the stdio server wrote no {}: {e}", file.display()))
             };
-            stdio_entry::judge(&entry, &read(&env_file)?, &read(&cwd_file)?, &folder)
+            let server_folder = server.working_dir().map_err(|e| format!("{e:?}"))?;
+            stdio_entry::judge(&entry, &read(&env_file)?, &read(&cwd_file)?, &folder, &server_folder)
         }
     })
     .await

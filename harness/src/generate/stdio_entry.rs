@@ -10,7 +10,7 @@
 //! The model (5.1b, 5.1c): the process has the server's environment with the entry's `env` over it —
 //! every name the entry gives with the entry's value, `MC_SERVER_ONLY` and (unless the entry gives
 //! it) `MC_SHARED` with the server's — less `STRATA_API_KEY` unless the entry's `env` names it; it
-//! runs in the entry's `cwd` when there is one (elsewhere when there is none).
+//! runs in the entry's `cwd` when there is one, in the server's own working folder when there is none.
 
 use std::path::Path;
 
@@ -47,7 +47,7 @@ pub fn describe(entry: &Entry) -> String {
 
 /// The broken variants `gen.stdio-entry-model` names, each met in at least 999 runs of 1,000 of its
 /// budget (this module's tests hold it).
-pub const VARIANTS: &[&str] = &["stdio-cwd-ignored", "stdio-gets-the-api-key"];
+pub const VARIANTS: &[&str] = &["stdio-cwd-ignored", "stdio-gets-the-api-key", "stdio-cwd-defaults-elsewhere"];
 
 /// The configuration of a server with one stdio entry whose shell writes `<dump>.env` and `<dump>.cwd`
 /// and then runs `exe fixture-mcp`; `folder` is the entry's `cwd` when it has one.
@@ -78,8 +78,8 @@ pub fn expected_env(entry: &Entry) -> Vec<(&'static str, Option<&'static str>)> 
 }
 
 /// Holds what the process wrote (`env`'s lines and `pwd -P`) to the model; `folder` is the entry's
-/// `cwd` (canonical) when it has one.
-pub fn judge(entry: &Entry, env: &str, cwd: &str, folder: &Path) -> Result<(), String> {
+/// `cwd` when it has one, `server` the server's own working folder (where it runs without one).
+pub fn judge(entry: &Entry, env: &str, cwd: &str, folder: &Path, server: &Path) -> Result<(), String> {
     let mut wrong = Vec::new();
     for (name, wanted) in expected_env(entry) {
         let prefix = format!("{name}=");
@@ -89,10 +89,14 @@ pub fn judge(entry: &Entry, env: &str, cwd: &str, folder: &Path) -> Result<(), S
         }
     }
     let ran_in = Path::new(cwd.trim());
-    let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
-    if entry.cwd != (ran_in == folder) {
-        let want = if entry.cwd { "in the entry's cwd" } else { "elsewhere (no cwd given)" };
-        wrong.push(format!("ran in {}, the model says {want} ({})", ran_in.display(), folder.display()));
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let (want, wanted) = if entry.cwd {
+        ("the entry's cwd", canonical(folder))
+    } else {
+        ("the server's own working folder (no cwd given)", canonical(server))
+    };
+    if ran_in != wanted {
+        wrong.push(format!("ran in {}, the model says {want}, {}", ran_in.display(), wanted.display()));
     }
     if wrong.is_empty() { Ok(()) } else { Err(wrong.join("; ")) }
 }
@@ -122,17 +126,22 @@ mod tests {
         let folder = std::env::temp_dir();
         let dump = "MC_SHARED=from-the-server\nMC_SERVER_ONLY=server-only\n";
         let here = folder.canonicalize().unwrap_or(folder.clone());
-        assert!(judge(&none, dump, "/", &folder).is_ok());
-        assert!(judge(&none, dump, &here.display().to_string(), &folder).is_err());
-        assert!(judge(&none, &format!("{dump}STRATA_API_KEY={SERVER_KEY}\n"), "/", &folder).is_err());
+        let root = Path::new("/");
+        assert!(judge(&none, dump, "/", &folder, root).is_ok());
+        assert!(judge(&none, dump, &here.display().to_string(), &folder, root).is_err());
+        assert!(judge(&none, &format!("{dump}STRATA_API_KEY={SERVER_KEY}\n"), "/", &folder, root).is_err());
+        let with_cwd = Entry { env: [false; 4], cwd: true };
+        assert!(judge(&with_cwd, dump, &here.display().to_string(), &folder, root).is_ok());
+        assert!(judge(&with_cwd, dump, "/", &folder, root).is_err());
     }
 
     #[test]
     fn each_named_variant_is_met_in_999_runs_of_1000() {
         // A quarter of the budget: each entry starts a server. stdio-cwd-ignored needs a cwd,
-        // stdio-gets-the-api-key an entry that does not name the key.
+        // stdio-gets-the-api-key an entry that does not name the key, stdio-cwd-defaults-elsewhere one
+        // without a cwd.
         let budget = (crate::generate::DEFAULT_BUDGET / 4) as usize;
-        let held = crate::generate::runs_holding_each(entries(), budget, 2, |e| vec![e.cwd, !e.env[3]]);
+        let held = crate::generate::runs_holding_each(entries(), budget, 3, |e| vec![e.cwd, !e.env[3], !e.cwd]);
         for (variant, held) in VARIANTS.iter().zip(held) {
             assert!(held >= 999, "{variant} met in {held} runs of 1,000");
         }
