@@ -145,7 +145,7 @@ pub fn cases() -> Vec<Case> {
             "4.11",
             Must,
             LAUNCHES,
-            "generated turns of 0-2 rounds of a one-second MCP call, then text streamed a token every 5 ms, read to their end or cut while the text streams or while a round's call runs, each on a server of its own: once nothing runs, /v1/status counts the turn once, finished or (cut anywhere) cancelled, 0 running and not busy (a quarter of --gen-budget: each starts a server)",
+            "generated turns of 0-2 rounds of a one-second MCP call, then text streamed a token every 5 ms, read to their end or cut while the text streams or while a round's call runs, then a request not streamed for the answer alone (a script set it names) waited for or cut 400 ms in, each pair on a server of its own: once nothing runs, /v1/status counts each request once, finished or (cut anywhere) cancelled, 0 running and not busy (a quarter of --gen-budget: each starts a server)",
             status_after_cut_turns_model,
             status::VARIANTS
         ),
@@ -277,7 +277,9 @@ async fn status_after_cut_turns_model(ctx: Ctx) -> CheckResult {
     let verdict = property_sharing("status-cuts", 4, status::turns(), status::describe, move |turn| {
         let (ctx, url) = (ctx.clone(), url.clone());
         async move {
-            let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": {"delay_ms": 5}});
+            let engine = json!({"delay_ms": 5, "restart_per_request": true,
+                "script_sets": {status::WHOLE: [status::Turn::answer()]}});
+            let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": engine});
             let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
             status::check(&server.http, turn).await
         }

@@ -3,10 +3,13 @@
 //!
 //! A turn runs 0 to 2 rounds of a one-second MCP call (the fixture's `sleep`) and then answers with
 //! text streamed a token every 5 ms; the client reads it to its end, or closes the connection while
-//! the text streams, or while a round's call runs (after its `call` event). Each turn runs on a
-//! server of its own, so its counters start at 0. The model: once nothing runs, `running` is 0 and
-//! `busy` false, and the turn is counted once — `finished` when it was read to its end, `cancelled`
-//! when it was cut, wherever it was cut (4.11c: the request shows as cancelled and not running).
+//! the text streams, or while a round's call runs (after its `call` event). Then a request not
+//! streamed asks for the answer alone (a script set of its own, 4.9d), and the client waits for the
+//! whole answer or closes the connection 400 ms in, while it runs (the answer takes a second). Each pair runs on a server of
+//! its own (the scripts replayed per request), so its counters start at 0. The model: once nothing
+//! runs, `running` is 0 and `busy` false, and each request is counted once — `finished` when it was
+//! read to its end, `cancelled` when it was cut, wherever it was cut (4.11c: the request shows as
+//! cancelled and not running).
 
 use http_body_util::BodyExt;
 use proptest::prelude::*;
@@ -33,16 +36,22 @@ pub struct Turn {
     pub rounds: usize,
     /// Where it is cut.
     pub cut: Cut,
+    /// Whether the same turn asked again not streamed is cut 400 ms in.
+    pub whole_cut: bool,
 }
 
 /// Turns of 0 to 2 rounds, cut anywhere (in a round only when there is one).
 pub fn turns() -> impl Strategy<Value = Turn> {
     let cut = prop_oneof![5 => Just(Cut::Never), 2 => Just(Cut::InText), 3 => Just(Cut::InRound)];
-    (0usize..3, cut).prop_map(|(rounds, cut)| Turn {
+    (0usize..3, cut, any::<bool>()).prop_map(|(rounds, cut, whole_cut)| Turn {
         rounds,
         cut: if cut == Cut::InRound && rounds == 0 { Cut::InText } else { cut },
+        whole_cut,
     })
 }
+
+/// How long the client waits before it closes a whole (not streamed) request it cuts.
+const WHOLE_CUT_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
 
 /// A turn, for a failure's report.
 pub fn describe(turn: &Turn) -> String {
@@ -62,8 +71,36 @@ impl Turn {
                 )
             })
             .collect();
-        scripts.push(format!("</think>\n\n{}", "word ".repeat(ANSWER_WORDS)));
+        scripts.push(Self::answer());
         scripts
+    }
+
+    /// The answer alone: the script set a whole request names with its `model` ([`WHOLE`]), so it
+    /// runs no round and takes a second.
+    pub fn answer() -> String {
+        format!("</think>\n\n{}", "word ".repeat(ANSWER_WORDS))
+    }
+}
+
+/// The `engine.script_sets` entry the whole request names (4.9d).
+pub const WHOLE: &str = "whole-answer";
+
+/// Asks the turn not streamed and waits for the whole answer, or closes the connection after
+/// [`WHOLE_CUT_AFTER`], while it runs.
+async fn whole(http: &Http, cut: bool) -> Result<(), String> {
+    let body = json!({"messages": [{"role": "user", "content": "go"}], "stream": false, "model": WHOLE});
+    let asked = http.post_json(CHAT, &body).send();
+    if !cut {
+        let reply = asked.await.map_err(|e| e.to_string())?;
+        return if reply.status == 200 { Ok(()) } else { Err(format!("the whole answer: status {}", reply.status)) };
+    }
+    match tokio::time::timeout(WHOLE_CUT_AFTER, asked).await {
+        Err(_) => Ok(()),
+        Ok(reply) => Err(format!(
+            "the whole answer came within {} ms, before the client could cut it: {:?}",
+            WHOLE_CUT_AFTER.as_millis(),
+            reply.map(|r| r.status)
+        )),
     }
 }
 
@@ -101,6 +138,7 @@ pub async fn check(http: &Http, turn: Turn) -> Result<(), String> {
         Cut::InRound => Some("\"event\":\"call\""),
     };
     read(http, until).await?;
+    whole(http, turn.whole_cut).await?;
     let started = std::time::Instant::now();
     let status = loop {
         let reply = http.get("/v1/status").send().await.map_err(|e| e.to_string())?;
@@ -110,8 +148,8 @@ pub async fn check(http: &Http, turn: Turn) -> Result<(), String> {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     };
-    let cut = turn.cut != Cut::Never;
-    let wanted = json!({"busy": false, "running": 0, "finished": u64::from(!cut), "cancelled": u64::from(cut)});
+    let cut = u64::from(turn.cut != Cut::Never) + u64::from(turn.whole_cut);
+    let wanted = json!({"busy": false, "running": 0, "finished": 2 - cut, "cancelled": cut});
     let got = json!({"busy": status["busy"], "running": status["requests"]["running"],
         "finished": status["requests"]["finished"], "cancelled": status["requests"]["cancelled"]});
     if got == wanted {
@@ -123,7 +161,7 @@ pub async fn check(http: &Http, turn: Turn) -> Result<(), String> {
 
 /// The broken variants `gen.status-after-cut-turns-model` names, each met in at least 999 runs of 1,000 of its budget (this
 /// module's tests hold it).
-pub const VARIANTS: &[&str] = &["finished-uncounted", "no-cancel"];
+pub const VARIANTS: &[&str] = &["finished-uncounted", "no-cancel", "unstreamed-runs-on"];
 
 #[cfg(test)]
 mod tests {
@@ -131,11 +169,12 @@ mod tests {
 
     #[test]
     fn each_named_variant_is_met_in_999_runs_of_1000() {
-        // A quarter of the budget: each turn starts a server. finished-uncounted needs a turn read to
-        // its end, no-cancel a cut one.
+        // A quarter of the budget: each turn starts a server. finished-uncounted needs a request read to
+        // its end, no-cancel a cut one, unstreamed-runs-on a cut whole one.
         let budget = (crate::generate::DEFAULT_BUDGET / 4) as usize;
-        let held =
-            crate::generate::runs_holding_each(turns(), budget, 2, |t| vec![t.cut == Cut::Never, t.cut != Cut::Never]);
+        let held = crate::generate::runs_holding_each(turns(), budget, 3, |t| {
+            vec![t.cut == Cut::Never || !t.whole_cut, t.cut != Cut::Never || t.whole_cut, t.whole_cut]
+        });
         for (variant, held) in VARIANTS.iter().zip(held) {
             assert!(held >= 999, "{variant} met in {held} runs of 1,000");
         }
