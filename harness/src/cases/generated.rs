@@ -270,100 +270,92 @@ async fn tool_listing_model(ctx: Ctx) -> CheckResult {
 }
 
 async fn status_after_cut_turns_model(ctx: Ctx) -> CheckResult {
-    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None)
-        .await
-        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
-    let url = fixture.url.clone();
-    let verdict = property_sharing("status-cuts", 4, status::turns(), status::describe, move |turn| {
-        let (ctx, url) = (ctx.clone(), url.clone());
-        async move {
-            let engine = json!({"delay_ms": 5, "restart_per_request": true,
+    with_fixture(None, |url| async move {
+        property_sharing("status-cuts", 4, status::turns(), status::describe, move |turn| {
+            let (ctx, url) = (ctx.clone(), url.clone());
+            async move {
+                let engine = json!({"delay_ms": 5, "restart_per_request": true,
                 "script_sets": {status::WHOLE: [status::Turn::answer()]}});
-            let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": engine});
-            let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
-            status::check(&server.http, turn).await
-        }
+                let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": engine});
+                let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
+                status::check(&server.http, turn).await
+            }
+        })
+        .await
     })
-    .await;
-    drop(fixture);
-    verdict
+    .await
 }
 
 async fn server_sources_model(ctx: Ctx) -> CheckResult {
     let token = Some(server_sources::TOKEN.to_string());
-    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, token)
-        .await
-        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
-    let url = fixture.url.clone();
-    // Port 1 (tcpmux): a privileged port no service of this kind listens on, so a launch never
-    // reaches something there, whatever runs beside it.
-    let dead = "http://127.0.0.1:1/mcp".to_string();
-    let verdict = property_sharing("sources", 4, server_sources::launches(), server_sources::describe, move |launch| {
-        let (ctx, url, dead) = (ctx.clone(), url.clone(), dead.clone());
-        async move {
-            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-            let mut extras = LaunchExtras::default();
-            if let Some(file) = launch.file(&url, &dead) {
-                let path = dir.path().join("servers.json");
-                std::fs::write(&path, file.to_string()).map_err(|e| e.to_string())?;
-                extras.args = vec!["--mcp-config".into(), path.display().to_string()];
+    with_fixture(token, |url| async move {
+        // Port 1 (tcpmux): a privileged port no service of this kind listens on, so a launch never
+        // reaches something there, whatever runs beside it.
+        let dead = "http://127.0.0.1:1/mcp".to_string();
+        property_sharing("sources", 4, server_sources::launches(), server_sources::describe, move |launch| {
+            let (ctx, url, dead) = (ctx.clone(), url.clone(), dead.clone());
+            async move {
+                let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+                let mut extras = LaunchExtras::default();
+                if let Some(file) = launch.file(&url, &dead) {
+                    let path = dir.path().join("servers.json");
+                    std::fs::write(&path, file.to_string()).map_err(|e| e.to_string())?;
+                    extras.args = vec!["--mcp-config".into(), path.display().to_string()];
+                }
+                let probe = |http: crate::http::Http| async move {
+                    let status = super::common::settled_mcp_status(&http, 20).await.map_err(|e| format!("{e:?}"))?;
+                    let servers = status["servers"].as_array().cloned().unwrap_or_default();
+                    Ok::<_, String>(
+                        servers
+                            .iter()
+                            .map(|s| {
+                                let text = |key: &str| s[key].as_str().unwrap_or_default().to_string();
+                                (text("name"), text("status"))
+                            })
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let file = ConfigFile::Bytes(launch.config(&url, &dead).to_string().into_bytes());
+                let (run, shown) =
+                    ctx.launch_probing(file, None, &extras, probe).await.map_err(|e| format!("{e:?}"))?;
+                let Some(shown) = shown else {
+                    return Err(format!("the server did not serve: exit {:?}, stderr {:?}", run.code, run.stderr));
+                };
+                server_sources::judge(&launch, &shown?)
             }
-            let probe = |http: crate::http::Http| async move {
-                let status = super::common::settled_mcp_status(&http, 20).await.map_err(|e| format!("{e:?}"))?;
-                let servers = status["servers"].as_array().cloned().unwrap_or_default();
-                Ok::<_, String>(
-                    servers
-                        .iter()
-                        .map(|s| {
-                            let text = |key: &str| s[key].as_str().unwrap_or_default().to_string();
-                            (text("name"), text("status"))
-                        })
-                        .collect::<Vec<_>>(),
-                )
-            };
-            let file = ConfigFile::Bytes(launch.config(&url, &dead).to_string().into_bytes());
-            let (run, shown) = ctx.launch_probing(file, None, &extras, probe).await.map_err(|e| format!("{e:?}"))?;
-            let Some(shown) = shown else {
-                return Err(format!("the server did not serve: exit {:?}, stderr {:?}", run.code, run.stderr));
-            };
-            server_sources::judge(&launch, &shown?)
-        }
+        })
+        .await
     })
-    .await;
-    drop(fixture);
-    verdict
+    .await
 }
 
 async fn pass_text_model(ctx: Ctx) -> CheckResult {
-    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None)
-        .await
-        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
-    let url = fixture.url.clone();
-    let verdict = property_sharing("pass-text", 4, pass_text::turns(), pass_text::describe, move |turn| {
-        let (ctx, url) = (ctx.clone(), url.clone());
-        async move {
-            let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": {"restart_per_request": true}});
-            let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
-            let mut answers = Vec::new();
-            for stream in [true, false] {
-                let body =
-                    json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": stream});
-                let reply =
-                    server.http.post_json(super::common::CHAT, &body).send().await.map_err(|e| e.to_string())?;
-                if reply.status != 200 {
-                    return Err(format!("status {}: {}", reply.status, reply.text()));
+    with_fixture(None, |url| async move {
+        property_sharing("pass-text", 4, pass_text::turns(), pass_text::describe, move |turn| {
+            let (ctx, url) = (ctx.clone(), url.clone());
+            async move {
+                let config = json!({"mcp_servers": {"fake": {"url": url}}, "engine": {"restart_per_request": true}});
+                let server = ctx.start_running(&config, &turn.scripts(), &[]).await.map_err(|e| format!("{e:?}"))?;
+                let mut answers = Vec::new();
+                for stream in [true, false] {
+                    let body =
+                        json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": stream});
+                    let reply =
+                        server.http.post_json(super::common::CHAT, &body).send().await.map_err(|e| e.to_string())?;
+                    if reply.status != 200 {
+                        return Err(format!("status {}: {}", reply.status, reply.text()));
+                    }
+                    answers.push(reply.text());
                 }
-                answers.push(reply.text());
+                let streamed = crate::sse::EventStream::parse(&answers[0]).chunks;
+                let whole: serde_json::Value =
+                    serde_json::from_str(&answers[1]).map_err(|e| format!("the whole answer is not JSON: {e}"))?;
+                pass_text::judge(&turn, &streamed, &whole)
             }
-            let streamed = crate::sse::EventStream::parse(&answers[0]).chunks;
-            let whole: serde_json::Value =
-                serde_json::from_str(&answers[1]).map_err(|e| format!("the whole answer is not JSON: {e}"))?;
-            pass_text::judge(&turn, &streamed, &whole)
-        }
+        })
+        .await
     })
-    .await;
-    drop(fixture);
-    verdict
+    .await
 }
 
 async fn stdio_entry_model(ctx: Ctx) -> CheckResult {
@@ -444,30 +436,28 @@ async fn key_source_model(ctx: Ctx) -> CheckResult {
 }
 
 async fn tool_turn_events_model(ctx: Ctx) -> CheckResult {
-    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, None)
-        .await
-        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
-    let url = fixture.url.clone();
-    let verdict = property_sharing("events", 2, events::turns(), events::describe, move |turn| {
-        let (ctx, url) = (ctx.clone(), url.clone());
-        async move {
-            let config = json!({"mcp_servers": {"fake": {"url": url}}, "mcp": {"max_rounds": turn.max_rounds}});
-            let scripts: Vec<String> = turn.passes.iter().map(events::Pass::script).collect();
-            let server = ctx.start_running(&config, &scripts, &[]).await.map_err(|e| format!("{e:?}"))?;
-            let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true,
+    with_fixture(None, |url| async move {
+        property_sharing("events", 2, events::turns(), events::describe, move |turn| {
+            let (ctx, url) = (ctx.clone(), url.clone());
+            async move {
+                let config = json!({"mcp_servers": {"fake": {"url": url}}, "mcp": {"max_rounds": turn.max_rounds}});
+                let scripts: Vec<String> = turn.passes.iter().map(events::Pass::script).collect();
+                let server = ctx.start_running(&config, &scripts, &[]).await.map_err(|e| format!("{e:?}"))?;
+                let body = json!({"messages": [{"role": "user", "content": "go"}], "strata_mcp": true, "stream": true,
                 "tools": [{"type": "function", "function": {"name": "lookup", "description": "Looks a word up.",
                     "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]});
-            let reply = server.http.post_json(super::common::CHAT, &body).send().await.map_err(|e| e.to_string())?;
-            if reply.status != 200 {
-                return Err(format!("status {}: {}", reply.status, reply.text()));
+                let reply =
+                    server.http.post_json(super::common::CHAT, &body).send().await.map_err(|e| e.to_string())?;
+                if reply.status != 200 {
+                    return Err(format!("status {}: {}", reply.status, reply.text()));
+                }
+                let stream = crate::sse::EventStream::parse(&reply.text());
+                events::judge(&turn, &stream.mcp_events(), stream.finish_reason())
             }
-            let stream = crate::sse::EventStream::parse(&reply.text());
-            events::judge(&turn, &stream.mcp_events(), stream.finish_reason())
-        }
+        })
+        .await
     })
-    .await;
-    drop(fixture);
-    verdict
+    .await
 }
 
 async fn concurrent_turns_model(ctx: Ctx) -> CheckResult {
@@ -505,6 +495,21 @@ async fn lifting_model(ctx: Ctx) -> CheckResult {
         lifting::check(http.clone(), conversation)
     })
     .await
+}
+
+/// The fixture MCP server over HTTP (asking for `Bearer <token>` when given), kept serving while `run`
+/// runs with its URL.
+async fn with_fixture<F, Fut>(token: Option<String>, run: F) -> CheckResult
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = CheckResult>,
+{
+    let fixture = fixtures::http::serve_http(fixtures::mcp_server::FixtureOptions::default(), 0, token)
+        .await
+        .map_err(|e| crate::check::broken(format!("the fixture MCP server: {e}")))?;
+    let verdict = run(fixture.url.clone()).await;
+    drop(fixture);
+    verdict
 }
 
 #[cfg(test)]
