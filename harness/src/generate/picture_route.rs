@@ -1,8 +1,8 @@
 //! Generated picture requests and a model of what SPEC 2.2–2.4 and §9 say `/tool-media/<name>`
 //! answers.
 //!
-//! A request is `GET` or `HEAD` of a name — a picture planted in the cache folder (PNG, JPEG or
-//! WebP), a well-formed name with no file, a folder, a FIFO or a symbolic link planted under a
+//! A request is `GET` or `HEAD` of a name — a picture planted in the cache folder (a PNG of 2 MiB and
+//! some, far more than one read of a file gives, a small JPEG and a small WebP), a well-formed name with no file, a folder, a FIFO or a symbolic link planted under a
 //! well-formed name, or a malformed name (upper-case hex, a hex digit short or over, another
 //! extension, a character after it, a percent-encoded character, a dot-dot) — with the key in each
 //! form 2.2 takes (`Bearer` in three cases, `x-api-key`, `x-api-key` beside a bare `Bearer`), with no
@@ -138,6 +138,10 @@ pub struct PictureRequest {
 
 const FORMATS: [PictureFormat; 3] = [PictureFormat::Png, PictureFormat::Jpeg, PictureFormat::Webp];
 
+/// The planted PNG's size: 2 MiB and an odd few bytes, so a server that serves one read of the file
+/// (or a buffer's worth) serves less than the picture.
+const LARGE_PNG: usize = 2 * 1024 * 1024 + 13;
+
 fn target() -> impl Strategy<Value = Target> {
     let malformed = prop_oneof![
         Just(Malformed::UpperHex),
@@ -196,6 +200,8 @@ pub const VARIANTS: &[&str] = &[
     "media-x-api-key-refused",
     "media-etag-unquoted",
     "bearer-case-sensitive",
+    // Met in every run, by each_picture_whole's GET of the 2 MiB PNG before the draw.
+    "single-read-served",
 ];
 
 /// Every request of the space the module's doc names.
@@ -253,7 +259,10 @@ pub fn plant(folder: &Path) -> Result<Planted, String> {
     std::fs::create_dir_all(folder).map_err(|e| failed("the folder", e))?;
     let mut pictures = Vec::new();
     for (at, format) in FORMATS.into_iter().enumerate() {
-        let bytes = picture(format, 36 + at as u32, 24, 0x9e7 + at as u32);
+        let bytes = match format {
+            PictureFormat::Png => fixtures::images::padded_png_of(LARGE_PNG, 36, 24),
+            _ => picture(format, 36 + at as u32, 24, 0x9e7 + at as u32),
+        };
         let name = name_of(&bytes, format);
         std::fs::write(folder.join(&name), &bytes).map_err(|e| failed("a picture", e))?;
         pictures.push(Picture { format, bytes, name });
@@ -313,6 +322,23 @@ fn mime(format: PictureFormat) -> &'static str {
         PictureFormat::Webp => "image/webp",
         _ => "image/png",
     }
+}
+
+/// Before the generated requests: a plain `GET` of each planted picture with the key, each held to the
+/// model — so the 2 MiB PNG is read whole in every run, whatever the draw.
+pub async fn each_picture_whole(http: &Http, planted: &Planted) -> Result<(), String> {
+    for format in FORMATS {
+        let request = PictureRequest {
+            head: false,
+            target: Target::Planted(format),
+            key: Key::Bearer("Bearer"),
+            condition: Condition::Absent,
+        };
+        check(http.clone(), planted.clone(), request)
+            .await
+            .map_err(|e| format!("GET of the planted {format:?}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Sends `request` and holds the answer to the model.
