@@ -133,6 +133,9 @@ enum Command {
         /// A word a case finds this process by (it only appears on the command line).
         #[arg(long, default_value = "")]
         marker: String,
+        /// List these tools (a JSON list of MCP tools) instead of the fixture's own.
+        #[arg(long)]
+        listing: Option<PathBuf>,
     },
     /// Serve an MCP server whose tool names and results carry hostile text (SPEC 13.22) on stdin/stdout.
     #[command(hide = true)]
@@ -174,15 +177,34 @@ fn main() -> ExitCode {
             }
             ExitCode::from(exit::PASSED)
         }
-        Command::FixtureMcp { page, log, crash_if_exists, marker: _ } => {
+        Command::FixtureMcp { page, log, crash_if_exists, marker: _, listing } => {
             let log = log.map(fixtures::mcp_server::FixtureLog::to_file).unwrap_or_default();
             if crash_if_exists.as_ref().is_some_and(|p| p.exists()) {
                 log.push(serde_json::json!({"crashed": std::process::id()}));
                 eprintln!("cannot start: the crash file is there");
                 return ExitCode::from(3);
             }
-            let options =
-                fixtures::mcp_server::FixtureOptions { page_size: page, log, exits_on_die: true, ..Default::default() };
+            let listing = match listing.map(|path| std::fs::read_to_string(&path).map(|text| (path, text))) {
+                None => None,
+                Some(Ok((path, text))) => match serde_json::from_str(&text) {
+                    Ok(tools) => Some(std::sync::Arc::new(tools)),
+                    Err(error) => {
+                        eprintln!("mediacheck fixture-mcp: --listing {}: {error}", path.display());
+                        return ExitCode::from(exit::USAGE);
+                    }
+                },
+                Some(Err(error)) => {
+                    eprintln!("mediacheck fixture-mcp: --listing: {error}");
+                    return ExitCode::from(exit::USAGE);
+                }
+            };
+            let options = fixtures::mcp_server::FixtureOptions {
+                page_size: page,
+                log,
+                exits_on_die: true,
+                listing,
+                ..Default::default()
+            };
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                 return ExitCode::from(exit::USAGE);
             };

@@ -136,7 +136,7 @@ pub fn cases() -> Vec<Case> {
             "5.6",
             Must,
             LAUNCHES,
-            "generated tool listings (1-8 tools over pages of 1-3 or one page; names empty, of words, punctuation, spaces and non-ASCII, colliding once cleaned, past 64 characters or ending in _2; a description, a title, both or neither, 0-400 characters) under a generated server name: GET /mcp shows the server ready with exactly the tools the model says, in order: each named as 5.6 says, with its own name and its description or title cut to 300 characters, empty names left out, and their count (a quarter of --gen-budget: each starts a server)",
+            "generated tool listings (1-8 tools over pages of 1-3 or one page; names empty, of words, punctuation, spaces and non-ASCII, colliding once cleaned, past 64 characters or ending in _2; a description, a title, both or neither, 0-400 characters) under a generated server name over HTTP, and the same over stdio: GET /mcp shows each server ready over its transport with exactly the tools the model says, in order: each named as 5.6 says, with its own name and its description or title cut to 300 characters, empty names left out, and their count (a quarter of --gen-budget: each starts a server)",
             tool_listing_model,
             tool_listing::VARIANTS
         ),

@@ -1,18 +1,20 @@
 //! Generated MCP tool listings and a model of what SPEC 5.2, 5.6, 5.7 and 5.8 say `GET /mcp` shows
 //! of them.
 //!
-//! A listing is 1 to 8 tools served by a fixture MCP server (Streamable HTTP) over pages of 1 to 3
-//! tools or one page, under a server name made of word, punctuation, space and non-ASCII pieces. Each
+//! A listing is 1 to 8 tools served by a fixture MCP server over pages of 1 to 3 tools or one page,
+//! twice: over Streamable HTTP under a server name made of word, punctuation, space and non-ASCII
+//! pieces, and over stdio (`mediacheck fixture-mcp --listing FILE`) under that name and `-stdio`. Each
 //! tool's name is made of the same pieces — empty, colliding once cleaned (`a.b`, `a b`), past 64
 //! characters, or already ending in `_2` — and has a description, a title, both or neither, each of 0
 //! to 400 characters, non-ASCII among them.
 //!
-//! The model, from SPEC alone: the server is `ready`; its tools are the listed ones whose name is not
+//! The model, from SPEC alone: each server is `ready`, its `transport` `http` or `stdio` (5.8a); its
+//! tools are the listed ones whose name is not
 //! empty (5.2f), from every page (5.2b), in order, each shown with `name` its 5.6 name
 //! (`<server>__<tool>`, every character outside `[A-Za-z0-9_-]` made `_`, an empty part `x`, cut to 64
 //! characters, a taken name its first 60 characters and the first free `_2`, `_3`, …), `tool` its own
 //! name, and `description` its description (even an empty one), else its title, else `""` (5.7d), cut to
-//! its first 300 characters (5.8f); the top-level `tools` counts them.
+//! its first 300 characters (5.8f); the top-level `tools` counts both servers' tools.
 
 use std::sync::Arc;
 
@@ -70,14 +72,24 @@ pub fn listings() -> impl Strategy<Value = Listing> {
     let server = prop::collection::vec(prop::sample::select(&NAME_PIECES[..10]), 1..4)
         .prop_map(|p| p.concat())
         .prop_filter("a server name that is not blank", |s| !s.trim().is_empty());
-    (server, prop_oneof![Just(0usize), 1..4usize], prop::collection::vec(tool, 1..9))
+    (server, prop_oneof![1 => Just(0usize), 3 => 1..4usize], prop::collection::vec(tool, 1..9))
         .prop_map(|(server, page_size, tools)| Listing { server, page_size, tools })
 }
 
 /// The broken variants `gen.tool-listing-model` names, each met in at least 999 runs of 1,000 of its budget (this
 /// module's tests hold it).
-pub const VARIANTS: &[&str] =
-    &["names-unclean", "names-cut-at-63", "tools-without-descriptions", "descriptions-cut-in-bytes"];
+pub const VARIANTS: &[&str] = &[
+    "names-unclean",
+    "names-cut-at-63",
+    "tools-without-descriptions",
+    "descriptions-cut-in-bytes",
+    "stdio-listing-first-page",
+];
+
+/// The name the listing's stdio twin is configured under.
+pub fn stdio_name(listing: &Listing) -> String {
+    format!("{}-stdio", listing.server)
+}
 
 /// A generated listing, for a failure's report.
 pub fn describe(listing: &Listing) -> String {
@@ -125,12 +137,17 @@ pub fn offered_names(server: &str, tools: &[String]) -> Vec<String> {
     taken
 }
 
-/// What `GET /mcp` must show of the listing's server: its `tools` entries, in order.
+/// What `GET /mcp` must show of the listing's HTTP server: its `tools` entries, in order.
 pub fn expected(listing: &Listing) -> Vec<Value> {
+    expected_as(listing, &listing.server)
+}
+
+/// What `GET /mcp` must show of the listing served under the name `server`.
+pub fn expected_as(listing: &Listing, server: &str) -> Vec<Value> {
     let kept: Vec<&Listed> = listing.tools.iter().filter(|t| !t.name.is_empty()).collect();
     let names: Vec<String> = kept.iter().map(|t| t.name.clone()).collect();
     kept.iter()
-        .zip(offered_names(&listing.server, &names))
+        .zip(offered_names(server, &names))
         .map(|(tool, offered)| {
             let description = tool.description.clone().or_else(|| tool.title.clone()).unwrap_or_default();
             json!({"name": offered, "tool": tool.name, "description": description.chars().take(300).collect::<String>()})
@@ -138,8 +155,9 @@ pub fn expected(listing: &Listing) -> Vec<Value> {
         .collect()
 }
 
-/// Starts a fixture MCP server serving `listing` and a server of the case's own configured with it,
-/// waits (10 s at most) until it is no longer `starting`, and holds `GET /mcp` to the model.
+/// Starts a fixture MCP server serving `listing` over HTTP and one over stdio, and a server of the
+/// case's own configured with both; waits (10 s at most) until neither is `starting`, and holds
+/// `GET /mcp` to the model.
 pub async fn check(ctx: crate::context::Ctx, listing: Listing) -> Result<(), String> {
     let options = fixtures::mcp_server::FixtureOptions {
         page_size: listing.page_size,
@@ -148,40 +166,61 @@ pub async fn check(ctx: crate::context::Ctx, listing: Listing) -> Result<(), Str
     };
     let fixture =
         fixtures::http::serve_http(options, 0, None).await.map_err(|e| format!("the fixture MCP server: {e}"))?;
-    let config = json!({"mcp_servers": {listing.server.clone(): {"url": fixture.url}}});
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join("listing.json");
+    let listed = serde_json::to_string(&*tools(&listing)).map_err(|e| e.to_string())?;
+    std::fs::write(&file, listed).map_err(|e| format!("{}: {e}", file.display()))?;
+    let exe = crate::running::mediacheck_exe().map_err(|e| format!("{e:?}"))?;
+    let args = ["fixture-mcp", "--page", &listing.page_size.to_string(), "--listing", &file.display().to_string()]
+        .map(str::to_string);
+    let config = json!({"mcp_servers": {
+        listing.server.clone(): {"url": fixture.url},
+        stdio_name(&listing): {"command": exe, "args": args},
+    }});
     let server = ctx.start_running(&config, &[], &[]).await.map_err(|e| format!("{e:?}"))?;
     let started = std::time::Instant::now();
     loop {
         let reply = server.http.get("/mcp").send().await.map_err(|e| e.to_string())?;
         let answer: Value = serde_json::from_slice(&reply.body).map_err(|e| format!("GET /mcp is not JSON: {e}"))?;
-        if answer["servers"][0]["status"] != "starting" || started.elapsed() > std::time::Duration::from_secs(10) {
+        let starting = answer["servers"].as_array().into_iter().flatten().any(|s| s["status"] == "starting");
+        if !starting || started.elapsed() > std::time::Duration::from_secs(10) {
             return judge(&listing, &answer);
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 
-/// Holds `GET /mcp`'s answer to the model: one server, `ready`, with the expected tools.
+/// Holds `GET /mcp`'s answer to the model: both servers `ready`, each over its transport, with the
+/// expected tools.
 pub fn judge(listing: &Listing, answer: &Value) -> Result<(), String> {
-    let server = answer["servers"].as_array().and_then(|s| s.first()).cloned().unwrap_or_default();
-    if server["status"] != "ready" {
-        return Err(format!(
-            "the server's status {}, the model says ready; error {}",
-            server["status"], server["error"]
-        ));
+    let mut count = 0;
+    for (name, transport) in [(listing.server.clone(), "http"), (stdio_name(listing), "stdio")] {
+        let server = answer["servers"].as_array().into_iter().flatten().find(|s| s["name"] == name.as_str());
+        let Some(server) = server else { return Err(format!("no server {name:?} in GET /mcp: {answer}")) };
+        if server["status"] != "ready" || server["transport"] != transport {
+            return Err(format!(
+                "{name:?}: status {} over {}, the model says ready over {transport}; error {}",
+                server["status"], server["transport"], server["error"]
+            ));
+        }
+        let shown: Vec<Value> = server["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| json!({"name": t["name"], "tool": t["tool"], "description": t["description"]}))
+            .collect();
+        let wanted = expected_as(listing, &name);
+        if shown != wanted {
+            return Err(format!(
+                "{name:?} over {transport}: tools {}, the model says {}",
+                Value::from(shown),
+                Value::from(wanted)
+            ));
+        }
+        count += wanted.len();
     }
-    let shown: Vec<Value> = server["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| json!({"name": t["name"], "tool": t["tool"], "description": t["description"]}))
-        .collect();
-    let wanted = expected(listing);
-    if shown != wanted {
-        return Err(format!("tools {}, the model says {}", Value::from(shown), Value::from(wanted)));
-    }
-    if answer["tools"] != json!(wanted.len()) {
-        return Err(format!("\"tools\": {}, the model says {}", answer["tools"], wanted.len()));
+    if answer["tools"] != json!(count) {
+        return Err(format!("\"tools\": {}, the model says {count}", answer["tools"]));
     }
     Ok(())
 }
