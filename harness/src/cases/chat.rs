@@ -193,7 +193,7 @@ pub fn cases() -> Vec<Case> {
             TWO_PASSES,
             "completion_tokens counts the tokens of every pass, total is their sum",
             usage_counts_every_pass,
-            ["usage-off"]
+            ["usage-off", "total-tokens-off"]
         ),
         case!(
             "chat.context.refuses-what-does-not-fit",

@@ -54,7 +54,7 @@ pub fn cases() -> Vec<Case> {
             BASIC,
             "messages must be a non-empty list; every role is taken; max_tokens and max_completion_tokens cap the answer and 0, -1 or unset mean the rest of the context; unknown fields are ignored",
             body_fields,
-            ["max-completion-tokens-ignored"]
+            ["max-completion-tokens-ignored", "empty-messages-taken"]
         ),
         case!(
             "chat.max-tokens-other-values-refused",

@@ -95,7 +95,9 @@ pub fn cases() -> Vec<Case> {
                 "no-picture-cap",
                 "media-shape",
                 "base64-in-events",
-                "wrong-hash"
+                "wrong-hash",
+                "cut-results-untruncated",
+                "failures-ok"
             ]
         ),
         case!(

@@ -174,7 +174,7 @@ pub fn cases() -> Vec<Case> {
             MCP,
             "every character of a tool's name outside [A-Za-z0-9_-] is offered as _ (- and _ kept); names that clean to one are numbered _2, _3 in order, skipping a number a tool's own name already has",
             names_cleaned,
-            ["names-unclean", "numbers-collide"]
+            ["names-unclean", "numbers-collide", "tool-names-unprefixed"]
         ),
         case!(
             "mcp.tool-names.at-63-64-65",

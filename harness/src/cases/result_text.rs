@@ -106,7 +106,7 @@ pub fn cases() -> Vec<Case> {
             FAIL,
             "isError is a result `error: …` with ok false, and the answer goes on",
             errors_are_text,
-            ["errors-fail-request"]
+            ["errors-fail-request", "failures-ok"]
         ),
         case!(
             "result.json-rpc-errors-are-text",

@@ -83,9 +83,9 @@ pub fn cases() -> Vec<Case> {
             "4.13",
             Must,
             NO_ENCODER,
-            "without a vision encoder a picture in a user message is 400 and one in a tool message is a note: the request goes on",
+            "without a vision encoder a picture in a user message is 400 and one in a tool message is exactly the note `[image omitted: this server has no image encoder]` in its place: the request goes on",
             no_encoder,
-            ["pictures-dropped"]
+            ["pictures-dropped", "tool-pictures-dropped-without-encoder"]
         ),
         case!(
             "vision.at-most-64-pictures",
@@ -366,8 +366,21 @@ async fn no_encoder(ctx: Ctx) -> CheckResult {
     expect_eq("a picture in a user message: status", 400, user.status)?;
     expect_eq("error type", &json!("invalid_request_error"), &user.json()?["error"]["type"])?;
     let png = fixtures::images::picture(fixtures::images::PictureFormat::Png, 8, 8, 1);
-    let tool = ctx.http.post_json(super::common::CHAT, &tool_picture(&data_url(&png))).send().await?;
-    expect_eq("a picture in a tool message: status", 200, tool.status)
+    let asked = tool_picture(&data_url(&png));
+    let tool = ctx.http.post_json(super::common::CHAT, &asked).send().await?;
+    expect_eq("a picture in a tool message: status", 200, tool.status)?;
+    // The note stands in the picture's place: the prompt grows by its bytes (4.8i), no more, no less.
+    let mut bare = asked.clone();
+    if let Some(parts) = bare["messages"][2]["content"].as_array_mut() {
+        parts.truncate(1);
+    }
+    let without = prompt_tokens(&complete(&ctx.http, &bare).await?)?;
+    let note = "[image omitted: this server has no image encoder]";
+    expect_eq(
+        "prompt tokens the tool message's picture added: its note, one a byte",
+        note.len() as i64,
+        prompt_tokens(&tool.json()?)? - without,
+    )
 }
 
 async fn at_most_64(ctx: Ctx) -> CheckResult {

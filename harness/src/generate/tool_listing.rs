@@ -84,6 +84,7 @@ pub const VARIANTS: &[&str] = &[
     "tools-without-descriptions",
     "descriptions-cut-in-bytes",
     "stdio-listing-first-page",
+    "tool-names-unprefixed",
 ];
 
 /// The name the listing's stdio twin is configured under.

@@ -136,6 +136,8 @@ fn each_named_variant_is_met_in_999_runs_of_1000() {
                     p.form != Form::AnthropicBase64 && (p.label != Label::Own || p.jpeg && p.label == Label::Png)
                 }),
                 picture(&|p| p.pixels != Pixels::Sized(1, 1) && p.pixels != Pixels::Sized(27, 29)),
+                any(&|m| !text(&m.content).is_ascii()),
+                taken && r.messages.windows(2).any(|pair| pair[0].role == Role::Tool && pair[1].role == Role::Tool),
             ]
         },
     );

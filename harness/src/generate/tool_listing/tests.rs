@@ -46,7 +46,7 @@ fn empty_names_are_left_out_and_descriptions_fall_back_to_the_title_and_are_cut(
 fn each_named_variant_is_met_in_999_runs_of_1000() {
     // A quarter of the budget: each listing starts a server.
     let budget = (crate::generate::DEFAULT_BUDGET / 4) as usize;
-    let held = crate::generate::runs_holding_each(listings(), budget, 5, |listing| {
+    let held = crate::generate::runs_holding_each(listings(), budget, VARIANTS.len(), |listing| {
         let shown = expected(listing);
         vec![
             // names-unclean: a name 5.6 changes.
@@ -61,6 +61,8 @@ fn each_named_variant_is_met_in_999_runs_of_1000() {
             shown.iter().any(|t| t["description"].as_str().is_some_and(|d| d.len() > 300)),
             // stdio-listing-first-page: a tool shown from a page after the first.
             listing.page_size > 0 && listing.tools.iter().skip(listing.page_size).any(|t| !t.name.is_empty()),
+            // tool-names-unprefixed: a tool shown at all.
+            !shown.is_empty(),
         ]
     });
     for (variant, held) in VARIANTS.iter().zip(held) {
