@@ -14,6 +14,7 @@ mod config;
 mod config_keys;
 mod configured_caps;
 mod engine_delay;
+mod engine_scripts;
 mod generated;
 mod generated_page;
 mod generated_page_judge;
@@ -108,6 +109,7 @@ pub fn all() -> Vec<Case> {
         references::cases(),
         reference_notes::cases(),
         reference_reasons::cases(),
+        engine_scripts::cases(),
         lifting::cases(),
         vision::cases(),
         page::cases(),

@@ -139,7 +139,7 @@ pub fn cases() -> Vec<Case> {
             BASIC,
             "a whole answer is chat.completion with a chatcmpl- id, created now, the model, one choice at index 0 with the assistant's content and reasoning, finish_reason and usage",
             whole_answer_shape,
-            ["reasoning-as-content"]
+            ["reasoning-as-content", "completion-id-unprefixed"]
         ),
         case!(
             "chat.whole-answer.empty-content-is-null",
@@ -184,7 +184,7 @@ pub fn cases() -> Vec<Case> {
             BASIC,
             "a streamed answer: role chunk, content deltas, final chunk with usage, [DONE]",
             stream_shape,
-            ["no-done"]
+            ["no-done", "stream-labelled-json"]
         ),
         case!(
             "chat.usage.counts-every-pass",
