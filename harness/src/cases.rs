@@ -19,6 +19,7 @@ mod generated;
 mod generated_page;
 mod generated_page_judge;
 mod health;
+mod health_values;
 mod hub;
 mod lifting;
 mod log_lines;
@@ -110,6 +111,7 @@ pub fn all() -> Vec<Case> {
         reference_notes::cases(),
         reference_reasons::cases(),
         engine_scripts::cases(),
+        health_values::cases(),
         lifting::cases(),
         vision::cases(),
         page::cases(),

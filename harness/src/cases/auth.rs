@@ -148,7 +148,7 @@ pub fn cases() -> Vec<Case> {
             BASIC,
             "without a key, a /v1/* POST from a foreign or look-alike http(s) Origin, or Origin: null, is 403; the own Host, loopback names, an extension's page, and a GET are not refused",
             origin_table,
-            ["origin-substring-match"]
+            ["origin-substring-match", "origin-null-trusted", "other-schemes-refused"]
         ),
         case!(
             "auth.mcp-only-from-own-page",

@@ -19,7 +19,7 @@ pub fn cases() -> Vec<Case> {
         BASIC,
         "without a key, the 403 for a foreign Host (2.5) and for a foreign Origin (2.6) quotes it in its message: of 199 and 200 characters whole, of 201 its first 200 and no more",
         refusals_quote,
-        ["refusals-unquoted"]
+        ["refusals-unquoted", "quotes-cut-at-199"]
     )]
 }
 

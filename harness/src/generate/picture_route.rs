@@ -200,8 +200,10 @@ pub const VARIANTS: &[&str] = &[
     "media-x-api-key-refused",
     "media-etag-unquoted",
     "bearer-case-sensitive",
-    // Met in every run, by each_picture_whole's GET of the 2 MiB PNG before the draw.
+    // Met in every run, by each_name_once's GETs before the draw.
     "single-read-served",
+    "missing-file-500",
+    "non-files-served",
 ];
 
 /// Every request of the space the module's doc names.
@@ -324,19 +326,17 @@ fn mime(format: PictureFormat) -> &'static str {
     }
 }
 
-/// Before the generated requests: a plain `GET` of each planted picture with the key, each held to the
-/// model — so the 2 MiB PNG is read whole in every run, whatever the draw.
-pub async fn each_picture_whole(http: &Http, planted: &Planted) -> Result<(), String> {
-    for format in FORMATS {
-        let request = PictureRequest {
-            head: false,
-            target: Target::Planted(format),
-            key: Key::Bearer("Bearer"),
-            condition: Condition::Absent,
-        };
+/// Before the generated requests: a plain `GET` with the key of each name planted — each picture, the
+/// name with no file, the folder, the FIFO, the link — held to the model, so each is asked for in every
+/// run whatever the draw (the 2 MiB PNG read whole among them).
+pub async fn each_name_once(http: &Http, planted: &Planted) -> Result<(), String> {
+    let targets =
+        FORMATS.map(Target::Planted).into_iter().chain([Target::Absent, Target::Folder, Target::Fifo, Target::Link]);
+    for target in targets {
+        let request = PictureRequest { head: false, target, key: Key::Bearer("Bearer"), condition: Condition::Absent };
         check(http.clone(), planted.clone(), request)
             .await
-            .map_err(|e| format!("GET of the planted {format:?}: {e}"))?;
+            .map_err(|e| format!("GET of the planted {target:?}: {e}"))?;
     }
     Ok(())
 }
