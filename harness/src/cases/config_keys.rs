@@ -22,7 +22,14 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "each typed key of 1.5, 1.10 and 1.11 (the mcp seconds and counts, image_results, max_body_mib, the connection bounds, engine.delay_ms, max_context and restart_per_request, vision.backend, device, min_pixels and max_pixels) alone with a value it refuses stops startup with one line `config <key>=<value>: …`, exit 2; max_pixels below min_pixels (785/784) or below 784 (1/783) is refused naming vision.max_pixels, 784/784 and 1/784 start; the file's port refuses 65536 (whatever --port says), model and host a blank string, integer keys refuse 1.5 (engine.delay_ms too) and the float past 2^53 (mcp.max_result_chars 9007199254740994.0)",
             every_key_refuses,
-            ["config-lenient", "vision-bounds-ignored", "caps-unread"]
+            [
+                "config-lenient",
+                "vision-bounds-ignored",
+                "caps-unread",
+                "engine-values-lenient",
+                "bounds-values-lenient",
+                "refusal-with-cause-line"
+            ]
         ),
         case!(
             "config.every-typed-key-read",

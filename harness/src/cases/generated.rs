@@ -185,7 +185,13 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "generated configurations (0 to 6 of the 20 typed keys of 1.5 and 1.11, the lists allowed_hosts, trusted_origins and engine.scripts among them, set to values of every JSON kind, each bound on both sides, [] and a list holding a number; an unknown key at the top, in mcp or in engine; an api_key, or one in a list) start, warning once per unknown key, or, when a value is one its key refuses, stop with exactly one line naming the key and the value as JSON, exit code 2, the key never shown",
             config_model,
-            ["config-lenient", "unknown-keys-refused", "secrets-shown", "string-lists-lenient"]
+            [
+                "config-lenient",
+                "unknown-keys-refused",
+                "secrets-shown",
+                "string-lists-lenient",
+                "refusal-with-cause-line"
+            ]
         ),
         case!(
             "gen.key-source-model",

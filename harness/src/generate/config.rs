@@ -279,7 +279,7 @@ mod odds {
     #[test]
     fn nearly_every_run_holds_what_the_named_variants_need() {
         // At the default budget: an unknown key in a configuration that starts (unknown-keys-refused),
-        // a value its key refuses (config-lenient), the key in a list (secrets-shown).
+        // a value its key refuses (config-lenient, refusal-with-cause-line), the key in a list (secrets-shown).
         let warned = crate::generate::runs_holding(configs(), 48, |c| c.unknown.is_some() && c.refused().is_empty());
         let refused = crate::generate::runs_holding(configs(), 48, |c| {
             c.settings.iter().any(|&(k, v)| !takes(KEYS[k].1, &value(v)))
