@@ -20,7 +20,14 @@ pub fn cases() -> Vec<Case> {
         KEYED,
         "GET / carries a Content-Security-Policy that allows script only from the page's own origin (no inline script or handler, no eval, no nonce, hash or other source), with object-src 'none', base-uri 'none' and frame-ancestors 'none'",
         served_with_a_policy,
-        ["page-without-csp", "page-csp-allows-inline", "page-csp-report-only", "page-csp-framed-anywhere"]
+        [
+            "page-without-csp",
+            "page-csp-allows-inline",
+            "page-csp-report-only",
+            "page-csp-framed-anywhere",
+            "page-csp-objects-allowed",
+            "page-csp-base-free"
+        ]
     )]
 }
 
