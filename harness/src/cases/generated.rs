@@ -97,7 +97,8 @@ pub fn cases() -> Vec<Case> {
                 "base64-in-events",
                 "wrong-hash",
                 "cut-results-untruncated",
-                "failures-ok"
+                "failures-ok",
+                "empty-media-key"
             ]
         ),
         case!(
