@@ -232,7 +232,8 @@ pub fn cases() -> Vec<Case> {
                 "start-event-unnamed",
                 "limit-event-reshaped",
                 "limit-finishes-length",
-                "event-delta-not-empty"
+                "event-delta-not-empty",
+                "calls-before-results"
             ]
         ),
         case!(

@@ -284,4 +284,15 @@ mod odds {
         });
         assert!(held.iter().all(|h| *h >= 999), "limit, call: {held:?} of 1,000 runs");
     }
+
+    #[test]
+    fn nearly_every_run_runs_two_calls_in_a_round() {
+        // What `calls-before-results` needs to show: two calls run in one round.
+        let held = crate::generate::runs_holding(turns(), 24, |turn| {
+            let (events, _) = expected(turn);
+            let rounds: Vec<&Value> = events.iter().filter(|e| e["event"] == "call").map(|e| &e["round"]).collect();
+            rounds.windows(2).any(|pair| pair[0] == pair[1])
+        });
+        assert!(held >= 999, "{held} of 1,000 runs");
+    }
 }
