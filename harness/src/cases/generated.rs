@@ -98,7 +98,10 @@ pub fn cases() -> Vec<Case> {
                 "wrong-hash",
                 "cut-results-untruncated",
                 "failures-ok",
-                "empty-media-key"
+                "empty-media-key",
+                "text-blocks-trimmed",
+                "resource-text-dropped",
+                "note-numbers-plain"
             ]
         ),
         case!(

@@ -133,7 +133,7 @@ pub fn cases() -> Vec<Case> {
             BIG,
             "text over max_result_chars is cut with the truncation note",
             truncation_note,
-            ["no-truncation-note"]
+            ["no-truncation-note", "note-numbers-plain"]
         ),
         case!(
             "result.feature-off-is-byte-identical",
