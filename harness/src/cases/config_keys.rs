@@ -38,7 +38,7 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "every typed key of 1.5, 1.10 and 1.11 set at once to a value it takes (integers also written as 0.0, 1000.0 and 2^53 = 9007199254740992.0; engine.delay_ms at 2^53 too) starts the server with no warning: none of them is an unknown key",
             every_key_read,
-            ["caps-unread"]
+            ["caps-unread", "image-results-warned-unknown"]
         ),
         case!(
             "config.vision-choice-reported",
