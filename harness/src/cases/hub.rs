@@ -7,6 +7,9 @@ use crate::case::{Case, CheckResult, expect, expect_eq};
 use crate::context::Ctx;
 use crate::scenario::{Reach, Scenario, Serving, Setup};
 
+/// A server of the case's own with no MCP server configured (against `--url`, the server's own
+/// servers would be listed).
+const NO_SERVERS: Scenario = crate::scenario::own("no-mcp-servers", Setup::plain);
 const MCP: Scenario =
     Scenario { name: "mcp-plain-shared", build: || Setup::mcp(None), serving: Serving::Shared(Reach::Configured) };
 
@@ -168,6 +171,15 @@ pub fn cases() -> Vec<Case> {
             ["mcp-status-shape"]
         ),
         case!(
+            "mcp.status-without-servers",
+            "5.8",
+            Must,
+            NO_SERVERS,
+            "on a server without MCP servers, GET /mcp is exactly {\"servers\":[],\"tools\":0}",
+            status_without_servers,
+            ["empty-status-with-settings"]
+        ),
+        case!(
             "mcp.tool-names.cleaned",
             "5.6",
             Must,
@@ -199,6 +211,11 @@ pub fn cases() -> Vec<Case> {
 
 async fn mcp_status(ctx: &Ctx) -> Result<Value, crate::case::CheckError> {
     super::common::settled_mcp_status(&ctx.http, 20).await
+}
+
+async fn status_without_servers(ctx: Ctx) -> CheckResult {
+    let status: Value = ctx.http.get("/mcp").send().await?.json()?;
+    expect_eq("GET /mcp without MCP servers", &json!({"servers": [], "tools": 0}), &status)
 }
 
 async fn status_shape(ctx: Ctx) -> CheckResult {
