@@ -105,7 +105,7 @@ pub fn cases() -> Vec<Case> {
             RESTARTS,
             "a stdio server that stopped keeps its tools and starts again on its next call; when that start fails the call says so, the server stays stopped, a call within 10 s fails without trying, and one after 10 s starts it",
             restarts,
-            ["retry-at-once"]
+            ["retry-at-once", "restart-failure-reworded"]
         ),
         case!(
             "mcp.tools-list-read-within-caps",
@@ -141,7 +141,7 @@ pub fn cases() -> Vec<Case> {
             EXITS_ALONE,
             "a ready stdio server whose process exits on its own, with no call asked of it, is `stopped` in GET /mcp within 5 s, its tool still offered (5.4)",
             exits_alone_shows_stopped,
-            ["exited-servers-shown-ready"]
+            ["exited-servers-shown-ready", "stopped-servers-toolless"]
         ),
         case!(
             "mcp.status-starting-while-a-server-starts",
