@@ -90,7 +90,7 @@ pub fn cases() -> Vec<Case> {
             LAUNCHES,
             "asked for port 0, the ready line is `listening on http://127.0.0.1:N` with the port the server got (its /health answers there); asked for a free port P, it names P",
             ready_line_port,
-            ["ready-line-port-zero"]
+            ["ready-line-port-zero", "ready-line-banner"]
         ),
         case!(
             "config.address-in-use-exits-1",
