@@ -51,6 +51,11 @@ impl EventStream {
         self.chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect()
     }
 
+    /// `delta.reasoning_content` joined.
+    pub fn reasoning(&self) -> String {
+        self.chunks.iter().filter_map(|c| c["choices"][0]["delta"]["reasoning_content"].as_str()).collect()
+    }
+
     /// The `strata_mcp` objects as they came, in order.
     pub fn mcp_events(&self) -> Vec<Value> {
         self.chunks.iter().filter_map(|c| c.get("strata_mcp").cloned()).collect()

@@ -53,11 +53,7 @@ async fn answer(http: &Http, model: Option<&str>, streamed: bool) -> Result<(Str
     }
     if streamed {
         let events = stream(http, body).await?;
-        let reasoning = events
-            .chunks
-            .iter()
-            .filter_map(|c| c["choices"][0]["delta"]["reasoning_content"].as_str())
-            .collect::<String>();
+        let reasoning = events.reasoning();
         return Ok((reasoning, events.content()));
     }
     let whole = complete(http, &body).await?;

@@ -1,5 +1,6 @@
 //! SPEC 3.1b–f and 3.2: what `/health` and `/v1/models` say, against the configuration, both ways. Four
-//! servers of the case's own — a vision encoder or none, a key or none — each read whole: `images` is
+//! servers of the case's own — a vision encoder or none, a key or none — each read whole, `/health` and
+//! its alias `/api/health` alike: `images` is
 //! true exactly when an encoder is configured, `api_key` exactly when a key is required, `service` is
 //! `reference-server`, and `/v1/models` lists `["text", "image"]` input with an encoder and `["text"]`
 //! without.
@@ -20,7 +21,7 @@ pub fn cases() -> Vec<Case> {
         "3.1",
         Must,
         LAUNCHES,
-        "on four servers (a vision encoder or none, a key or none), /health says images true exactly with an encoder, api_key true exactly with a key, service reference-server, and /v1/models lists text and image input with an encoder, text alone without",
+        "on four servers (a vision encoder or none, a key or none), /health and /api/health say images true exactly with an encoder, api_key true exactly with a key, service reference-server, and /v1/models lists text and image input with an encoder, text alone without",
         values,
         ["health-flags-fixed", "health-flags-flipped", "health-service-strata", "models-image-always"]
     )]
@@ -37,10 +38,12 @@ async fn values(ctx: Ctx) -> CheckResult {
         }
         let server = ctx.start_running(&config, &[], &[]).await?;
         let which = format!("(encoder {encoder}, key {keyed})");
-        let health = server.http.get("/health").without_key().send().await?.json()?;
-        expect_eq(&format!("/health images {which}"), &json!(encoder), &health["images"])?;
-        expect_eq(&format!("/health api_key {which}"), &json!(keyed), &health["api_key"])?;
-        expect_eq(&format!("/health service {which}"), &json!("reference-server"), &health["service"])?;
+        for route in ["/health", "/api/health"] {
+            let health = server.http.get(route).without_key().send().await?.json()?;
+            expect_eq(&format!("{route} images {which}"), &json!(encoder), &health["images"])?;
+            expect_eq(&format!("{route} api_key {which}"), &json!(keyed), &health["api_key"])?;
+            expect_eq(&format!("{route} service {which}"), &json!("reference-server"), &health["service"])?;
+        }
         let models = server.http.get("/v1/models").send().await?.json()?;
         let wanted = if encoder { json!(["text", "image"]) } else { json!(["text"]) };
         let listed = &models["data"][0]["architecture"]["input_modalities"];

@@ -1,5 +1,6 @@
 //! SPEC 13.1: the chat page is served, and its assets, without the key and with `Cache-Control:
-//! no-cache`; an unknown asset is the JSON 404. (How it looks and behaves at each width is checked in a
+//! no-cache` — every asset the page loads, found from its HTML and its scripts' imports; an unknown
+//! asset is the JSON 404. (How it looks and behaves at each width is checked in a
 //! real browser by the other `page_*` cases.)
 
 use super::case;
@@ -25,9 +26,9 @@ pub fn cases() -> Vec<Case> {
             "13.1",
             Must,
             KEYED,
-            "GET / and its script and style carry Cache-Control: no-cache; an unknown /web/ asset (with or without the key) is 404 with 2.8's JSON not_found",
+            "GET / and every asset it loads (its script and style under /web/, and each module a script imports, followed) are served without the key with Cache-Control: no-cache; an unknown /web/ asset (with or without the key) is 404 with 2.8's JSON not_found",
             uncached_and_unknown,
-            ["page-cacheable", "unknown-asset-plain-404"]
+            ["page-cacheable", "modules-cacheable", "unknown-asset-plain-404"]
         ),
     ]
 }
@@ -47,9 +48,61 @@ async fn served(ctx: Ctx) -> CheckResult {
     Ok(())
 }
 
+/// The quoted values after `marker` in `text` (`src="…"`, `from "…"`), either quote.
+fn quoted_after<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
+    text.match_indices(marker)
+        .filter_map(|(at, _)| {
+            let rest = &text[at + marker.len()..];
+            let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            rest[1..].split(quote).next()
+        })
+        .collect()
+}
+
+/// The most assets a page is followed through.
+const MAX_ASSETS: usize = 64;
+
+/// Every `/web/` asset the page loads: its `src` and `href` under `web/`, and the modules each script
+/// imports (`from "./x.js"`, `import("./x.js")`), followed from script to script.
+async fn page_assets(ctx: &Ctx, page: &str) -> Result<Vec<String>, crate::case::CheckError> {
+    let mut found: Vec<String> = Vec::new();
+    let add = |found: &mut Vec<String>, path: String| {
+        if found.len() < MAX_ASSETS && !found.contains(&path) {
+            found.push(path);
+        }
+    };
+    for value in quoted_after(page, "src=").into_iter().chain(quoted_after(page, "href=")) {
+        if let Some(name) = value.strip_prefix("/web/").or_else(|| value.strip_prefix("web/")) {
+            add(&mut found, format!("/web/{name}"));
+        }
+    }
+    let mut at = 0;
+    while at < found.len() {
+        if found[at].ends_with(".js") {
+            let script = ctx.http.get(&found[at]).without_key().send().await?.text();
+            for module in quoted_after(&script, "from ").into_iter().chain(quoted_after(&script, "import(")) {
+                if let Some(name) = module.strip_prefix("./") {
+                    add(&mut found, format!("/web/{name}"));
+                }
+            }
+        }
+        at += 1;
+    }
+    Ok(found)
+}
+
 async fn uncached_and_unknown(ctx: Ctx) -> CheckResult {
-    for path in ["/", "/web/app.js", "/web/app.css"] {
-        let reply = ctx.http.get(path).without_key().send().await?;
+    let page = ctx.http.get("/").without_key().send().await?.text();
+    let assets = page_assets(&ctx, &page).await?;
+    let kinds = |ending: &str| assets.iter().filter(|a| a.ends_with(ending)).count();
+    expect(
+        kinds(".js") >= 1 && kinds(".css") >= 1,
+        "the page loads a script and a style under /web/",
+        assets.join(", "),
+    )?;
+    for path in std::iter::once("/".to_string()).chain(assets) {
+        let reply = ctx.http.get(&path).without_key().send().await?;
+        expect_eq(&format!("GET {path} without the key"), 200, reply.status)?;
         let control = reply.header("cache-control").unwrap_or_default().to_ascii_lowercase();
         expect(
             control.split(',').any(|d| d.trim() == "no-cache"),

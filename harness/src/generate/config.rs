@@ -55,8 +55,10 @@ pub const KEYS: [(&str, Kind); 20] = [
     ("engine.scripts", Kind::Scripts),
 ];
 
-/// The indices in [`KEYS`] of the list-valued keys.
-const LISTS: std::ops::Range<usize> = 17..20;
+/// Whether the key at `index` in [`KEYS`] takes a list.
+fn is_list(index: usize) -> bool {
+    matches!(KEYS[index].1, Kind::Strings | Kind::Scripts)
+}
 
 /// Values of every JSON kind, each key's bounds on both sides among them (as JSON text).
 const VALUES: [&str; 19] = [
@@ -128,7 +130,9 @@ pub fn configs() -> impl Strategy<Value = GeneratedConfig> {
     });
     // A list-valued key two times in five besides, as a list it takes or one holding a number: three
     // keys of twenty would otherwise be set too rarely for `string-lists-lenient` to be met at the budget.
-    let list = prop::option::weighted(0.4, (LISTS, prop::sample::select(&[13usize, 16, 17, 18][..])));
+    let lists: Vec<usize> = (0..KEYS.len()).filter(|&k| is_list(k)).collect();
+    let list_values: Vec<usize> = (0..VALUES.len()).filter(|&v| value(v).is_array()).collect();
+    let list = prop::option::weighted(0.4, (prop::sample::select(lists), prop::sample::select(list_values)));
     let settings = (prop::collection::vec(setting, 0..6), list).prop_map(|(mut pairs, list)| {
         pairs.extend(list);
         let mut seen = std::collections::BTreeSet::new();
@@ -288,9 +292,9 @@ mod odds {
         assert!(warned >= 999 && refused >= 999 && listed >= 999, "{warned}, {refused}, {listed} of 1,000");
         // A list-valued key holding something besides strings (string-lists-lenient).
         let lists = crate::generate::runs_holding(configs(), 48, |c| {
-            c.settings.iter().any(|&(k, v)| {
-                LISTS.contains(&k) && value(v).as_array().is_some_and(|a| a.iter().any(|i| !i.is_string()))
-            })
+            c.settings
+                .iter()
+                .any(|&(k, v)| is_list(k) && value(v).as_array().is_some_and(|a| a.iter().any(|i| !i.is_string())))
         });
         assert!(lists >= 999, "{lists} of 1,000");
     }

@@ -200,11 +200,14 @@ pub const VARIANTS: &[&str] = &[
     "media-x-api-key-refused",
     "media-etag-unquoted",
     "bearer-case-sensitive",
-    // Met in every run, by each_name_once's GETs before the draw.
+    // The last three (MET_BEFORE_THE_DRAW) are met in every run, by each_name_once's GETs.
     "single-read-served",
     "missing-file-500",
     "non-files-served",
 ];
+
+/// The variants at the end of [`VARIANTS`] that `each_name_once` meets in every run, before the draw.
+pub const MET_BEFORE_THE_DRAW: [&str; 3] = ["single-read-served", "missing-file-500", "non-files-served"];
 
 /// Every request of the space the module's doc names.
 pub fn requests() -> impl Strategy<Value = PictureRequest> {
@@ -334,9 +337,15 @@ pub async fn each_name_once(http: &Http, planted: &Planted) -> Result<(), String
         FORMATS.map(Target::Planted).into_iter().chain([Target::Absent, Target::Folder, Target::Fifo, Target::Link]);
     for target in targets {
         let request = PictureRequest { head: false, target, key: Key::Bearer("Bearer"), condition: Condition::Absent };
-        check(http.clone(), planted.clone(), request)
-            .await
-            .map_err(|e| format!("GET of the planted {target:?}: {e}"))?;
+        let (path, _) = planted.path(target);
+        let what = match target {
+            Target::Planted(format) => format!("the planted {format:?} picture"),
+            Target::Absent => "a well-formed name with no file".into(),
+            Target::Folder => "a folder under a well-formed name".into(),
+            Target::Fifo => "a FIFO under a well-formed name".into(),
+            _ => "a link under a well-formed name".into(),
+        };
+        check(http.clone(), planted.clone(), request).await.map_err(|e| format!("GET {path} ({what}): {e}"))?;
     }
     Ok(())
 }

@@ -397,8 +397,7 @@ async fn ask(http: &Http, body: &Value) -> Result<Answer, String> {
     let tokens = |usage: &Value| (usage["prompt_tokens"].as_u64(), usage["completion_tokens"].as_u64());
     if body["stream"] == json!(true) {
         let stream = EventStream::parse(&reply.text());
-        let reasoning =
-            stream.chunks.iter().filter_map(|c| c["choices"][0]["delta"]["reasoning_content"].as_str()).collect();
+        let reasoning = stream.reasoning();
         let (prompt, completion) = stream.usage().map(tokens).unwrap_or_default();
         Ok(Answer { reasoning, text: stream.content(), prompt, completion })
     } else {

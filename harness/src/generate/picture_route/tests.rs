@@ -30,6 +30,9 @@ fn each_named_variant_is_met_in_999_runs_of_1000() {
             matches!(r.key, Key::Bearer(scheme) if scheme != "Bearer"),
         ]
     });
+    // The draw meets every variant but those each_name_once meets before it, in every run.
+    assert_eq!(held.len() + MET_BEFORE_THE_DRAW.len(), VARIANTS.len());
+    assert_eq!(&VARIANTS[held.len()..], &MET_BEFORE_THE_DRAW[..]);
     for (variant, held) in VARIANTS.iter().zip(held) {
         assert!(held >= 999, "{variant} met in {held} runs of 1,000");
     }
