@@ -100,8 +100,7 @@ pub fn cases() -> Vec<Case> {
                 "failures-ok",
                 "empty-media-key",
                 "text-blocks-trimmed",
-                "resource-text-dropped",
-                "note-numbers-plain"
+                "resource-text-dropped"
             ]
         ),
         case!(
