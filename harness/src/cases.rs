@@ -16,6 +16,7 @@ mod configured_caps;
 mod engine_delay;
 mod engine_scripts;
 mod generated;
+mod generated_config;
 mod generated_page;
 mod generated_page_judge;
 mod health;
@@ -129,6 +130,7 @@ pub fn all() -> Vec<Case> {
         page_hostile::cases(),
         page_policy::cases(),
         generated::cases(),
+        generated_config::cases(),
         generated_page::cases(),
     ]
     .concat()

@@ -6,6 +6,8 @@
 
 pub mod concurrency;
 pub mod config;
+pub mod config_readback;
+pub mod covering;
 pub mod events;
 pub mod keys;
 pub mod lifting;
@@ -147,6 +149,38 @@ where
             },
         }),
     }
+}
+
+/// Coverage by construction, then chance: `check` runs first on each of `rows` (built by the case from
+/// [`covering::pairwise`], so every pair of its axes' values is met on every run, whatever the seed or
+/// budget), then on `1/share` of the budget drawn from `strategy` as [`property_sharing`] does. A row
+/// `check` refuses fails the case as drawn (a covering row is already small), naming its place.
+pub async fn covering_first<S, F, Fut>(
+    salt: &str,
+    share: u32,
+    rows: Vec<S::Value>,
+    strategy: S,
+    describe: fn(&S::Value) -> String,
+    check: F,
+) -> CheckResult
+where
+    S: Strategy + Send + 'static,
+    S::Value: Clone + Send + 'static,
+    F: Fn(S::Value) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
+    let count = rows.len();
+    for (at, row) in rows.into_iter().enumerate() {
+        if let Err(why) = check(row.clone()).await {
+            return Err(CheckError::Fail {
+                expected: format!(
+                    "each of the {count} covering rows as the model says (they are the same on every run)"
+                ),
+                actual: format!("{why}\n{SHRUNK_HEADING}\ncovering row {} of {count}: {}", at + 1, describe(&row)),
+            });
+        }
+    }
+    property_sharing(salt, share, strategy, describe, check).await
 }
 
 /// The generator key of `seed` mixed with `salt` (two generated cases draw different values).

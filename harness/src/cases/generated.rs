@@ -515,7 +515,7 @@ async fn lifting_model(ctx: Ctx) -> CheckResult {
 
 /// The fixture MCP server over HTTP (asking for `Bearer <token>` when given), kept serving while `run`
 /// runs with its URL.
-async fn with_fixture<F, Fut>(token: Option<String>, run: F) -> CheckResult
+pub(super) async fn with_fixture<F, Fut>(token: Option<String>, run: F) -> CheckResult
 where
     F: FnOnce(String) -> Fut,
     Fut: std::future::Future<Output = CheckResult>,
