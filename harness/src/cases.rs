@@ -17,6 +17,7 @@ mod engine_delay;
 mod engine_scripts;
 mod generated;
 mod generated_config;
+mod generated_members;
 mod generated_page;
 mod generated_page_judge;
 mod health;
@@ -131,6 +132,7 @@ pub fn all() -> Vec<Case> {
         page_policy::cases(),
         generated::cases(),
         generated_config::cases(),
+        generated_members::cases(),
         generated_page::cases(),
     ]
     .concat()

@@ -8,6 +8,7 @@ pub mod concurrency;
 pub mod config;
 pub mod config_readback;
 pub mod covering;
+pub mod cut_characters;
 pub mod events;
 pub mod keys;
 pub mod lifting;
