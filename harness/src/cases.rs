@@ -17,6 +17,7 @@ mod engine_delay;
 mod engine_scripts;
 mod generated;
 mod generated_config;
+mod generated_framing;
 mod generated_members;
 mod generated_page;
 mod generated_page_judge;
@@ -132,6 +133,7 @@ pub fn all() -> Vec<Case> {
         page_policy::cases(),
         generated::cases(),
         generated_config::cases(),
+        generated_framing::cases(),
         generated_members::cases(),
         generated_page::cases(),
     ]

@@ -10,6 +10,7 @@ pub mod config_readback;
 pub mod covering;
 pub mod cut_characters;
 pub mod events;
+pub mod framing;
 pub mod keys;
 pub mod lifting;
 pub mod page;
