@@ -14,9 +14,9 @@ mod load_command;
 /// Exit codes.
 mod exit {
     /// Every MUST passed (or failed as the baseline expects).
-    pub const PASSED: u8 = 0;
-    /// A MUST failed, or a baseline entry is stale.
-    pub const FAILED: u8 = 1;
+    pub const PASSED: u8 = harness::report::judgement::EXIT_PASSED;
+    /// A MUST failed, or a baseline entry is stale (or, with --strict, a case was not run).
+    pub const FAILED: u8 = harness::report::judgement::EXIT_FAILED;
     /// The command line or a file could not be used.
     pub const USAGE: u8 = 2;
 }
@@ -36,7 +36,7 @@ enum Command {
         /// Check an already running server at this URL.
         #[arg(long, conflicts_with = "spawn")]
         url: Option<String>,
-        /// With --url: the server's API key (or from MEDIACHECK_API_KEY; reports never show it).
+        /// With --url: the server's API key (or from MEDIACHECK_API_KEY; empty is none; reports never show it).
         #[arg(long, env = harness::report::replay::API_KEY_VARIABLE, hide_env_values = true)]
         api_key: Option<String>,
         /// Start the server under test from this command template ({config}, {port}, {scripts}).
@@ -71,6 +71,9 @@ enum Command {
         /// Stop at the first failing MUST case; the cases after it are reported as not run.
         #[arg(long)]
         fail_fast: bool,
+        /// Start no browser: the page cases are reported as not run, with this as the reason.
+        #[arg(long)]
+        no_browser: bool,
         /// Scenarios run at once, each with its own server (spawn and embedded targets; against
         /// --url, and with --fail-fast, one at a time). The report keeps the cases' order.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=32))]
@@ -271,11 +274,15 @@ fn main() -> ExitCode {
             html,
             strict,
             fail_fast,
+            no_browser,
             jobs,
             seed,
             gen_budget,
             screenshots,
         } => {
+            if no_browser {
+                harness::browser::driver::turn_off();
+            }
             let seed = seed.unwrap_or_else(harness::generate::default_seed);
             harness::generate::configure(harness::generate::Settings {
                 seed,
@@ -283,7 +290,8 @@ fn main() -> ExitCode {
                 shrink: harness::generate::default_shrink(),
             });
             let target = match (url, spawn) {
-                (Some(base), None) => Target::Url { base, api_key },
+                // An empty key (the variable set to nothing) is no key: the cases that need one say so.
+                (Some(base), None) => Target::Url { base, api_key: api_key.filter(|key| !key.is_empty()) },
                 (None, Some(template)) => Target::Spawn { template },
                 _ if !harness::embedded::AVAILABLE => {
                     eprintln!("mediacheck: {}", harness::embedded::MISSING);
@@ -369,6 +377,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
             harness::browser::page::WAIT_CAP_VARIABLE
         );
     }
+    let started = std::time::SystemTime::now();
     let mut done = 0;
     let verdicts = runtime.block_on(runner::run_at_once(&selected, &target, stop, jobs, |verdict| {
         done += 1;
@@ -377,17 +386,18 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
     if screenshots.is_dir() && verdicts.iter().any(|v| v.id.starts_with("page.") && v.outcome != Outcome::NotRun) {
         eprintln!("screenshots of the page cases: {}/", screenshots.display());
     }
-    println!("{}", report::terminal(&target.describe(), &verdicts));
     let comparison = baseline::compare(&verdicts, &expected);
-    if baseline_path.is_some() {
-        println!("{}", report::baseline_summary(&comparison));
-    }
-    let settings = harness::generate::settings();
-    let facts = report::replay::RunFacts::new(&target, settings.seed, settings.budget, Some(screenshots));
     let compared = baseline_path.is_some().then_some(&comparison);
+    // The exit code and every report's headline come from this one judgement.
+    let judgement = report::judgement::Judgement::of(&verdicts, compared, strict);
+    println!("{}", report::terminal_judged(&target.describe(), &verdicts, compared, &judgement));
+    let settings = harness::generate::settings();
+    let facts = report::replay::RunFacts::new(&target, settings.seed, settings.budget, Some(screenshots))
+        .started_at(started)
+        .with_strict(strict);
     let Reports { json, junit, markdown, html } = reports;
     let written: [(Option<PathBuf>, &dyn Fn() -> String); 4] = [
-        (json, &|| report::json(&target.describe(), &verdicts).to_string()),
+        (json, &|| report::json(&target.describe(), &verdicts, &judgement).to_string()),
         (junit, &|| report::junit(&verdicts)),
         (markdown, &|| report::markdown::markdown(&facts, &verdicts, compared)),
         (html, &|| report::html::html(&facts, &verdicts, compared)),
@@ -400,13 +410,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     }
-    let failed = if baseline_path.is_some() {
-        !comparison.passed()
-    } else {
-        verdicts.iter().any(|v| v.outcome == Outcome::Fail)
-    };
-    let failed = failed || (strict && verdicts.iter().any(|v| v.outcome == Outcome::NotRun));
-    ExitCode::from(if failed { exit::FAILED } else { exit::PASSED })
+    ExitCode::from(judgement.exit_code())
 }
 
 fn attack(options: &harness::attack::AttackOptions, json: Option<PathBuf>) -> ExitCode {

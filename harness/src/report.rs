@@ -1,15 +1,21 @@
 //! Reports: the terminal table (grouped by SPEC section, failures with expected vs. actual and the
 //! HTTP exchange), JSON, and JUnit XML; [`markdown`] (a summary for a CI job's page) and [`html`] (one
 //! self-contained file to read a run in), which name the command that replays each case
-//! ([`replay`]) and show the page cases' [`screenshots`].
+//! ([`replay`]) and show the page cases' [`screenshots`]. Every headline says what the exit code
+//! says ([`judgement`]); the terminal and HTML reports show a bounded [`excerpt`] of each text.
 
+pub mod excerpt;
 pub mod html;
+pub mod judgement;
 pub mod markdown;
 pub mod replay;
 pub mod screenshots;
 
 use std::fmt::Write as _;
 
+use self::excerpt::{BOUND, excerpt};
+use self::judgement::Judgement;
+use crate::baseline::Comparison;
 use crate::case::Level;
 use crate::runner::{Outcome, Verdict};
 
@@ -101,8 +107,30 @@ pub fn progress_line(verdict: &Verdict) -> String {
     format!("{:>7}  {:<6} {:<52} {}", mark(verdict.outcome), verdict.clause, verdict.id, verdict.description)
 }
 
-/// The terminal report.
+/// The terminal report without a headline (for a caller that decides its exit code its own way):
+/// the verdicts by section, the counts and, last, the not-run line when cases were not run.
 pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
+    terminal_report(target, verdicts, None, None)
+}
+
+/// `mediacheck run`'s terminal report: the verdicts by section, the baseline's comparison when the run
+/// had one, the counts, the headline (`mediacheck failed (exit 1): …`, from `judgement`, as the exit
+/// code) and, last, the not-run line when cases were not run.
+pub fn terminal_judged(
+    target: &str,
+    verdicts: &[Verdict],
+    baseline: Option<&Comparison>,
+    judgement: &Judgement,
+) -> String {
+    terminal_report(target, verdicts, baseline, Some(judgement))
+}
+
+fn terminal_report(
+    target: &str,
+    verdicts: &[Verdict],
+    baseline: Option<&Comparison>,
+    judgement: Option<&Judgement>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "mediacheck conformance report — target: {target}");
     for (section, in_section) in by_section(verdicts) {
@@ -113,11 +141,11 @@ pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
                 continue;
             }
             if let Some(expected) = &verdict.expected {
-                let _ = writeln!(out, "           expected: {expected}");
+                let _ = writeln!(out, "           expected: {}", excerpt(expected, BOUND));
             }
             if let Some(actual) = &verdict.actual {
                 let label = if verdict.outcome == Outcome::NotRun { "why" } else { "actual" };
-                let _ = writeln!(out, "           {label}: {actual}");
+                let _ = writeln!(out, "           {label}: {}", excerpt(actual, BOUND));
             }
             for exchange in verdict.transcript.iter().rev().take(3).rev() {
                 let _ = writeln!(
@@ -129,6 +157,9 @@ pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
                 );
             }
         }
+    }
+    if let Some(comparison) = baseline {
+        let _ = write!(out, "\n{}", baseline_summary(comparison));
     }
     let summary = Summary::of(verdicts);
     let musts = verdicts.iter().filter(|v| v.level == Level::Must).count();
@@ -143,6 +174,9 @@ pub fn terminal(target: &str, verdicts: &[Verdict]) -> String {
         musts,
         verdicts.len() - musts
     );
+    if let Some(judgement) = judgement {
+        let _ = writeln!(out, "mediacheck {}", judgement.sentence());
+    }
     if summary.not_run > 0 {
         let _ = writeln!(out, "{}", not_run_line(summary.not_run, verdicts.len()));
     }
@@ -157,9 +191,17 @@ pub fn not_run_line(not_run: usize, total: usize) -> String {
     )
 }
 
-/// The JSON report.
-pub fn json(target: &str, verdicts: &[Verdict]) -> serde_json::Value {
-    serde_json::json!({"target": target, "summary": Summary::of(verdicts), "verdicts": verdicts})
+/// The JSON report: the target, the run's headline (`passed`, `exit_code` and the sentence the other
+/// reports show), the counts and every verdict whole.
+pub fn json(target: &str, verdicts: &[Verdict], judgement: &Judgement) -> serde_json::Value {
+    serde_json::json!({
+        "target": target,
+        "passed": judgement.passed(),
+        "exit_code": judgement.exit_code(),
+        "headline": judgement.sentence(),
+        "summary": Summary::of(verdicts),
+        "verdicts": verdicts,
+    })
 }
 
 /// JUnit XML, written by quick-junit: one `testsuite` per SPEC section (`spec.4`), one `testcase` per
@@ -264,10 +306,53 @@ mod not_run_tests {
     #[test]
     fn a_run_with_cases_not_run_says_so_last_and_a_full_run_does_not() {
         let partial = [verdict("a", Outcome::Pass), verdict("b", Outcome::NotRun), verdict("c", Outcome::NotRun)];
-        let text = terminal("t", &partial);
+        let text = terminal_judged("t", &partial, None, &Judgement::of(&partial, None, false));
         assert_eq!(text.trim_end().lines().last(), Some(not_run_line(2, 3).as_str()), "{text}");
+        assert_eq!(terminal("t", &partial).trim_end().lines().last(), Some(not_run_line(2, 3).as_str()));
         assert!(not_run_line(2, 3).starts_with("2 of 3 not run: not a conformance claim"));
         let full = [verdict("a", Outcome::Pass)];
-        assert!(!terminal("t", &full).contains("not a conformance claim"));
+        assert!(!terminal("t", &full).contains("mediacheck passed"), "no headline without a judgement");
+        let text = terminal_judged("t", &full, None, &Judgement::of(&full, None, false));
+        assert!(!text.contains("not a conformance claim"));
+        assert_eq!(text.trim_end().lines().last(), Some("mediacheck passed (exit 0): no MUST case failed"), "{text}");
+    }
+
+    /// The headline's line, just after the counts.
+    fn headline(text: &str) -> &str {
+        text.lines().find(|l| l.starts_with("mediacheck passed") || l.starts_with("mediacheck failed")).unwrap_or("")
+    }
+
+    #[test]
+    fn the_headline_follows_the_exit_code_for_a_stale_baseline_entry_and_a_strict_run() {
+        let passing = [verdict("a", Outcome::Pass), verdict("b", Outcome::Pass)];
+        let comparison = crate::baseline::compare(&passing, &["a".to_string()].into());
+        let judgement = Judgement::of(&passing, Some(&comparison), false);
+        let text = terminal_judged("t", &passing, Some(&comparison), &judgement);
+        assert_eq!(judgement.exit_code(), judgement::EXIT_FAILED);
+        assert!(headline(&text).starts_with("mediacheck failed (exit 1): 1 baseline entry is stale"), "{text}");
+        assert!(text.contains("baseline: STALE entries (these pass now; remove them): a\n\n2 cases:"), "{text}");
+        let partial = [verdict("a", Outcome::Pass), verdict("b", Outcome::NotRun)];
+        let judgement = Judgement::of(&partial, None, true);
+        let text = terminal_judged("t", &partial, None, &judgement);
+        assert!(headline(&text).starts_with("mediacheck failed (exit 1): 1 case was not run"), "{text}");
+        assert_eq!(text.trim_end().lines().last(), Some(not_run_line(1, 2).as_str()), "{text}");
+        let report = json("t", &partial, &judgement).to_string();
+        assert!(
+            report.starts_with(r#"{"target":"t","passed":false,"exit_code":1,"headline":"failed (exit 1): 1 case"#)
+        );
+        assert!(
+            report.contains(r#"with cases not run","summary":{"pass":1,"fail":0,"warn":0,"not_run":1}"#),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_long_actual_is_cut_in_the_terminal() {
+        let mut failed = verdict("f", Outcome::Fail);
+        failed.actual = Some("x".repeat(10 << 20));
+        let verdicts = [failed];
+        let text = terminal("t", &verdicts);
+        assert!(text.len() < 2 * BOUND, "{}", text.len());
+        assert!(text.contains("… 10,420,224 bytes more not shown"), "{}", &text[BOUND..]);
     }
 }

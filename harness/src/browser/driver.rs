@@ -58,6 +58,18 @@ static DRIVER: tokio::sync::Mutex<Option<Arc<Driver>>> = tokio::sync::Mutex::con
 /// Runs in progress in this process (tests run several at once); the last one to end stops the driver.
 static RUNS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
 static SCREENSHOTS: OnceLock<PathBuf> = OnceLock::new();
+/// Set by `run --no-browser`: no browser is started, and the page cases are not run.
+static OFF: OnceLock<()> = OnceLock::new();
+
+/// Why the page cases are not run under `run --no-browser`.
+pub const TURNED_OFF: &str =
+    "the browser is turned off (--no-browser; the GitHub Action's browser: false), so the page cases are not run";
+
+/// No browser for this process's runs (`run --no-browser`): every page case is not run, with
+/// [`TURNED_OFF`] as the reason.
+pub fn turn_off() {
+    let _ = OFF.set(());
+}
 
 /// Screenshots of the page cases go under `dir` (`<case>/<width>-<step>.png`); without it none are kept.
 pub fn keep_screenshots(dir: PathBuf) {
@@ -65,15 +77,27 @@ pub fn keep_screenshots(dir: PathBuf) {
 }
 
 /// Copies the screenshots kept for the case `from` to the case `to`'s folder (cases that share one
-/// walk through the page each get its pictures); nothing when none are kept.
+/// walk through the page each get its pictures); nothing when none are kept. Each copy keeps its
+/// picture's time, so an earlier run's picture copied again is still an earlier run's to the HTML
+/// report.
 pub fn share_screenshots(from: &str, to: &str) {
     let Some(root) = SCREENSHOTS.get() else { return };
-    let Ok(shots) = std::fs::read_dir(root.join(from)) else { return };
-    if std::fs::create_dir_all(root.join(to)).is_err() {
+    share_files(&root.join(from), &root.join(to));
+}
+
+fn share_files(from: &std::path::Path, to: &std::path::Path) {
+    let Ok(shots) = std::fs::read_dir(from) else { return };
+    if std::fs::create_dir_all(to).is_err() {
         return;
     }
     for shot in shots.flatten() {
-        let _ = std::fs::copy(shot.path(), root.join(to).join(shot.file_name()));
+        let copy = to.join(shot.file_name());
+        if std::fs::copy(shot.path(), &copy).is_err() {
+            continue;
+        }
+        if let Ok(taken) = shot.metadata().and_then(|m| m.modified()) {
+            let _ = std::fs::File::options().write(true).open(&copy).and_then(|file| file.set_modified(taken));
+        }
     }
 }
 
@@ -115,6 +139,9 @@ pub async fn run_ended() {
 
 impl Driver {
     async fn start() -> Result<Driver, CheckError> {
+        if OFF.get().is_some() {
+            return Err(CheckError::NotRun(TURNED_OFF.into()));
+        }
         for path in [chromium(), chromedriver()] {
             if !path.exists() {
                 return Err(CheckError::NotRun(format!(
@@ -255,5 +282,18 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    #[test]
+    fn a_shared_screenshot_keeps_the_time_it_was_taken() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let (from, to) = (dir.path().join("page.a"), dir.path().join("page.b"));
+        std::fs::create_dir_all(&from).expect("a case folder");
+        let taken = std::time::SystemTime::now() - Duration::from_secs(3600);
+        let file = std::fs::File::create(from.join("768-x.png")).expect("a picture");
+        file.set_modified(taken).expect("its time set");
+        share_files(&from, &to);
+        let copied = std::fs::metadata(to.join("768-x.png")).and_then(|m| m.modified()).expect("the copy");
+        assert_eq!(copied, taken);
     }
 }

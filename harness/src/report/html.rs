@@ -3,9 +3,10 @@
 //! grouped by SPEC section and a filter by outcome (plain CSS, so it works without script too). Each
 //! case that did not pass shows its clause's text from SPEC.md, expected and actual, a generated
 //! case's shrunk request and seed, the command that replays it, the last HTTP exchanges, and a page
-//! case's screenshots.
+//! case's screenshots (this run's only). The headline says what the exit code says ([`Judgement`]).
 //!
-//! Every string from a run is escaped: case output quotes what a server sent, hostile by design.
+//! Every string from a run is escaped: case output quotes what a server sent, hostile by design. Each
+//! text is shown to at most [`excerpt::BOUND`] bytes, with how many were left out.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -13,6 +14,8 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
+use super::excerpt::{self, excerpt};
+use super::judgement::Judgement;
 use super::replay::{RunFacts, is_generated};
 use super::screenshots::{self, Album, CaseShots};
 use super::{Summary, by_section, counts_by_section, mark, not_run_line, section_title};
@@ -43,7 +46,9 @@ pub fn html(facts: &RunFacts, verdicts: &[Verdict], baseline: Option<&Comparison
 
 /// The HTML report, with at most `budget` bytes of screenshots.
 pub fn html_with_budget(facts: &RunFacts, verdicts: &[Verdict], baseline: Option<&Comparison>, budget: u64) -> String {
-    let album = facts.screenshots.as_deref().filter(|d| d.is_dir()).map(|d| Album::collect(d, verdicts, budget));
+    let album =
+        facts.screenshots.as_deref().filter(|d| d.is_dir()).map(|d| Album::collect(d, verdicts, budget, facts.started));
+    let judgement = Judgement::of(verdicts, baseline, facts.strict);
     let style = format!("{CSS}{}", section_rules(verdicts));
     let mut out = String::new();
     let _ = write!(
@@ -57,7 +62,7 @@ pub fn html_with_budget(facts: &RunFacts, verdicts: &[Verdict], baseline: Option
         sha256_source(SCRIPT),
         esc(&facts.target)
     );
-    header(&mut out, facts, verdicts, album.as_ref());
+    header(&mut out, facts, &judgement, album.as_ref());
     let _ = writeln!(out, "<main>");
     counts(&mut out, verdicts, baseline, album.as_ref());
     filter(&mut out, verdicts);
@@ -79,19 +84,16 @@ pub fn html_with_budget(facts: &RunFacts, verdicts: &[Verdict], baseline: Option
     out
 }
 
-fn header(out: &mut String, facts: &RunFacts, verdicts: &[Verdict], album: Option<&Album>) {
-    let summary = Summary::of(verdicts);
-    let verdict = if summary.fail > 0 {
-        format!("Failed: {} of {} cases failed a MUST", summary.fail, verdicts.len())
-    } else {
-        format!("Passed: no MUST failed in {} cases", verdicts.len())
-    };
+fn header(out: &mut String, facts: &RunFacts, judgement: &Judgement, album: Option<&Album>) {
+    let sentence = judgement.sentence();
+    let headline = sentence.get(..1).map(|first| first.to_uppercase() + &sentence[1..]).unwrap_or_default();
     let _ = writeln!(
         out,
-        "<header>\n<h1>mediacheck conformance report</h1>\n<p class=\"verdict\">{}</p>\n<dl class=\"facts\">\n\
-         <dt>Target</dt><dd><code>{}</code></dd>\n<dt>Generated cases</dt><dd>seed <code>{:#x}</code>, {} requests \
-         each</dd>",
-        esc(&verdict),
+        "<header>\n<h1>mediacheck conformance report</h1>\n<p class=\"verdict\" data-verdict=\"{}\">{}</p>\n\
+         <dl class=\"facts\">\n<dt>Target</dt><dd><code>{}</code></dd>\n<dt>Generated cases</dt><dd>seed \
+         <code>{:#x}</code>, {} requests each</dd>",
+        judgement.word(),
+        esc(&headline),
         esc(&facts.target),
         facts.seed,
         facts.gen_budget
@@ -151,6 +153,15 @@ fn counts(out: &mut String, verdicts: &[Verdict], baseline: Option<&Comparison>,
             esc(&album.dir.display().to_string())
         );
     }
+    if let Some(album) = album.filter(|a| a.older > 0) {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} screenshots in {} are from an earlier run (written before this one began) and are \
+             not shown.</p>",
+            album.older,
+            esc(&album.dir.display().to_string())
+        );
+    }
     let _ = writeln!(out, "</section>");
 }
 
@@ -185,7 +196,7 @@ fn case(out: &mut String, facts: &RunFacts, verdict: &Verdict, shots: Option<&Ca
         Outcome::Pass => {}
         Outcome::NotRun => {
             let why = verdict.actual.as_deref().unwrap_or("(no reason given)");
-            let _ = writeln!(out, "<p><strong>Not run:</strong> {}</p>", esc(why));
+            let _ = writeln!(out, "<p><strong>Not run:</strong> {}</p>", esc(&excerpt(why, excerpt::BOUND)));
         }
         Outcome::Fail | Outcome::Warn => failure(out, facts, verdict),
     }
@@ -212,12 +223,16 @@ fn failure(out: &mut String, facts: &RunFacts, verdict: &Verdict) {
     let _ = writeln!(out, "<dl class=\"outcome\">");
     for (label, text) in [("Expected", verdict.expected.as_deref()), ("Actual", Some(actual))] {
         if let Some(text) = text {
-            let _ = writeln!(out, "<dt>{label}</dt><dd><pre>{}</pre></dd>", esc(text));
+            let _ = writeln!(out, "<dt>{label}</dt><dd><pre>{}</pre></dd>", esc(&excerpt(text, excerpt::BOUND)));
         }
     }
     let _ = writeln!(out, "</dl>");
     if let Some(shrunk) = shrunk {
-        let _ = writeln!(out, "<h4>Smallest failing request (shrunk)</h4>\n<pre>{}</pre>", esc(shrunk));
+        let _ = writeln!(
+            out,
+            "<h4>Smallest failing request (shrunk)</h4>\n<pre>{}</pre>",
+            esc(&excerpt(shrunk, excerpt::BOUND))
+        );
     }
     if is_generated(verdict) {
         let _ = writeln!(
@@ -227,6 +242,9 @@ fn failure(out: &mut String, facts: &RunFacts, verdict: &Verdict) {
         );
     }
     let _ = writeln!(out, "<h4>Replay</h4>\n<pre><code>{}</code></pre>", esc(&facts.replay(verdict)));
+    if let Some(note) = facts.replay_note() {
+        let _ = writeln!(out, "<p>{}</p>", esc(&note));
+    }
     let transcript = &verdict.transcript;
     if !transcript.is_empty() {
         let first = transcript.len().saturating_sub(EXCHANGES_SHOWN);
@@ -242,10 +260,10 @@ fn failure(out: &mut String, facts: &RunFacts, verdict: &Verdict) {
             let _ = writeln!(
                 out,
                 "<li><pre>{} → {}\n{}\n{}</pre></li>",
-                esc(&exchange.request),
+                esc(&excerpt(&exchange.request, excerpt::BOUND)),
                 exchange.status,
-                esc(&headers),
-                esc(&exchange.body)
+                esc(&excerpt(&headers, excerpt::BOUND)),
+                esc(&excerpt(&exchange.body, excerpt::BOUND))
             );
         }
         let _ = writeln!(out, "</ol>");
@@ -448,6 +466,77 @@ mod tests {
         assert!(policy.starts_with("default-src 'none'; img-src data:;"), "{policy}");
         assert!(policy.contains(&sha256_source(&inline("<script>", "</script>"))), "{policy}");
         assert!(policy.contains(&sha256_source(&inline("<style>", "</style>"))), "{policy}");
+    }
+
+    /// The headline: the verdict paragraph's text.
+    fn headline(page: &str) -> &str {
+        let start = page.find("<p class=\"verdict\"").expect("a verdict");
+        let start = start + page[start..].find('>').expect("its tag's end") + 1;
+        &page[start..start + page[start..].find("</p>").expect("its end")]
+    }
+
+    #[test]
+    fn the_headline_follows_the_exit_code_with_a_stale_baseline_entry_and_under_strict() {
+        let passing =
+            vec![verdict("health.shape", "3.1", Outcome::Pass), verdict("errors.json-404", "3.4", Outcome::Pass)];
+        let page = html(&facts(None), &passing, None);
+        assert_eq!(headline(&page), "Passed (exit 0): no MUST case failed");
+        let stale = crate::baseline::compare(&passing, &["errors.json-404".to_string()].into());
+        let page = html(&facts(None), &passing, Some(&stale));
+        assert!(page.contains("<p class=\"verdict\" data-verdict=\"failed\">"), "{page}");
+        assert!(headline(&page).starts_with("Failed (exit 1): 1 baseline entry is stale"), "{}", headline(&page));
+        let mut partial = passing.clone();
+        partial.push(verdict("page.fits-every-width", "13.5", Outcome::NotRun));
+        assert!(headline(&html(&facts(None), &partial, None)).starts_with("Passed (exit 0)"));
+        let page = html(&facts(None).with_strict(true), &partial, None);
+        assert!(
+            headline(&page).starts_with("Failed (exit 1): 1 case was not run, and --strict"),
+            "{}",
+            headline(&page)
+        );
+        let expected = crate::baseline::compare(&run(), &["tool-media.name".into(), "gen.lifting-model".into()].into());
+        let page = html(&facts(None), &run(), Some(&expected));
+        assert_eq!(headline(&page), "Passed (exit 0): no MUST case failed but the 2 the baseline lists");
+    }
+
+    #[test]
+    fn an_answer_of_10_mb_becomes_a_bounded_excerpt_that_says_what_it_left_out() {
+        let mut huge = verdict("tool-media.name", "9.2", Outcome::Fail);
+        huge.actual = Some("A".repeat(10 << 20));
+        huge.expected = Some(format!("x{}", "é".repeat(6 << 20)));
+        huge.transcript = vec![Exchange {
+            request: format!("GET /{}", "r".repeat(1 << 20)),
+            status: 200,
+            headers: Vec::new(),
+            body: "b".repeat(1 << 20),
+        }];
+        let page = html(&facts(None), &[huge], None);
+        assert!(page.len() < 512 * 1024, "{} bytes", page.len());
+        assert!(page.contains("… 10,420,224 bytes more not shown (of 10,485,760"), "the actual");
+        assert!(page.contains("… 12,517,378 bytes more not shown (of 12,582,913"), "the expected, never half an é");
+        assert_eq!(page.matches("bytes more not shown").count(), 4, "the exchange's request and body too");
+    }
+
+    #[test]
+    fn a_screenshots_folder_used_again_shows_only_this_runs_pictures_and_counts_the_older() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let case = dir.path().join("page.fits-every-width");
+        std::fs::create_dir_all(&case).expect("case folder");
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.resize(600, 7);
+        std::fs::write(case.join("320-collapsed.png"), &png).expect("an earlier run's");
+        let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(case.join("320-collapsed.png"))
+            .and_then(|f| f.set_modified(earlier))
+            .expect("its time set");
+        let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        std::fs::write(case.join("390-collapsed.png"), &png).expect("this run's");
+        let page = html(&facts(Some(dir.path().to_path_buf())).started_at(started), &run(), None);
+        assert_eq!(page.matches("<img src=\"data:image/png;base64,").count(), 1, "{page}");
+        assert!(page.contains("alt=\"page.fits-every-width at 390 px, collapsed\""), "{page}");
+        assert!(page.contains("1 screenshots in ") && page.contains("are from an earlier run"), "{page}");
     }
 
     #[test]

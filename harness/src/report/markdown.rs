@@ -1,6 +1,7 @@
 //! The Markdown summary (`run --markdown FILE`), written for a CI job's page (GitHub's
 //! `$GITHUB_STEP_SUMMARY`): the counts by SPEC section, then every failure and warning with its
 //! clause, case id, expected and actual, and the command that replays it, and why cases did not run.
+//! The headline says what the exit code says ([`Judgement`]).
 //! Short by design: a long text is cut with a note, and past [`SIZE_CAP`] the remaining failures are
 //! only named; the HTML and JSON reports have everything.
 //!
@@ -9,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use super::judgement::Judgement;
 use super::replay::{RunFacts, is_generated};
 use super::{Summary, counts_by_section, not_run_line};
 use crate::baseline::Comparison;
@@ -26,13 +28,20 @@ const IDS_CAP: usize = 40;
 /// The Markdown summary of a run.
 pub fn markdown(facts: &RunFacts, verdicts: &[Verdict], baseline: Option<&Comparison>) -> String {
     let summary = Summary::of(verdicts);
+    let judgement = Judgement::of(verdicts, baseline, facts.strict);
     let mut out = String::new();
-    let verdict = if summary.fail > 0 { "failed" } else { "passed" };
     let _ = writeln!(
         out,
-        "## mediacheck {verdict}: {} passed, {} failed, {} warnings, {} not run\n",
-        summary.pass, summary.fail, summary.warn, summary.not_run
+        "## mediacheck {}: {} passed, {} failed, {} warnings, {} not run\n",
+        judgement.word(),
+        summary.pass,
+        summary.fail,
+        summary.warn,
+        summary.not_run
     );
+    let sentence = judgement.sentence();
+    let sentence = sentence.get(..1).map(|first| first.to_uppercase() + &sentence[1..]).unwrap_or_default();
+    let _ = writeln!(out, "**{}**\n", inline(&sentence));
     let musts = verdicts.iter().filter(|v| v.level == Level::Must).count();
     let generated = if verdicts.iter().any(is_generated) {
         format!(" · generated cases: seed `{:#x}`, {} requests each", facts.seed, facts.gen_budget)
@@ -116,6 +125,9 @@ fn failure(out: &mut String, facts: &RunFacts, verdict: &Verdict) {
         }
     }
     let _ = writeln!(out, "Replay:\n\n{}", fenced("sh", &facts.replay(verdict)));
+    if let Some(note) = facts.replay_note() {
+        let _ = writeln!(out, "{}\n", inline(&note));
+    }
 }
 
 /// The cases not run, one line per reason (against `--url`, many share one).
@@ -287,6 +299,47 @@ mod tests {
         let text = markdown(&facts(), &many, None);
         assert!(text.len() < SIZE_CAP + 8 * 1024, "{}", text.len());
         assert!(text.contains("more, not shown: this summary stops at 64 KiB"), "{text}");
+    }
+
+    /// The headline and the sentence under it.
+    fn headline(text: &str) -> (&str, &str) {
+        let mut lines = text.lines();
+        (lines.next().unwrap_or(""), lines.nth(1).unwrap_or(""))
+    }
+
+    #[test]
+    fn the_headline_follows_the_exit_code_with_a_stale_baseline_entry_and_under_strict() {
+        let passing =
+            vec![verdict("health.shape", "3.1", Outcome::Pass), verdict("tool-media.etag", "9.4", Outcome::Pass)];
+        let text = markdown(&facts(), &passing, None);
+        assert_eq!(
+            headline(&text),
+            (
+                "## mediacheck passed: 2 passed, 0 failed, 0 warnings, 0 not run",
+                "**Passed \\(exit 0\\): no MUST case failed**"
+            )
+        );
+        let stale = crate::baseline::compare(&passing, &["tool-media.etag".to_string()].into());
+        let text = markdown(&facts(), &passing, Some(&stale));
+        assert_eq!(headline(&text).0, "## mediacheck failed: 2 passed, 0 failed, 0 warnings, 0 not run", "{text}");
+        assert!(headline(&text).1.starts_with("**Failed \\(exit 1\\): 1 baseline entry is stale"), "{text}");
+        let mut partial = passing.clone();
+        partial.push(verdict("page.fits", "13.5", Outcome::NotRun));
+        assert!(headline(&markdown(&facts(), &partial, None)).0.starts_with("## mediacheck passed: "));
+        let text = markdown(&facts().with_strict(true), &partial, None);
+        assert_eq!(headline(&text).0, "## mediacheck failed: 2 passed, 0 failed, 0 warnings, 1 not run", "{text}");
+        assert!(headline(&text).1.contains("1 case was not run, and --strict fails"), "{text}");
+        let expected = crate::baseline::compare(&run(), &["tool-media.name".into(), "gen.lifting-model".into()].into());
+        assert!(markdown(&facts(), &run(), Some(&expected)).starts_with("## mediacheck passed: 2 passed, 2 failed"));
+    }
+
+    #[test]
+    fn against_a_server_with_a_key_the_replay_says_where_the_key_comes_from() {
+        let url = Target::Url { base: "http://h:1".into(), api_key: Some("sekrit".into()) };
+        let text = markdown(&RunFacts::new(&url, 1, 2, None), &run(), None);
+        assert!(text.contains("```sh\nmediacheck run --only tool-media.name --url http://h:1\n```\n"), "{text}");
+        assert!(text.contains("reads the server's key from $MEDIACHECK\\_API\\_KEY: set it first"), "{text}");
+        assert!(!text.contains("sekrit") && !text.contains("--api-key"), "{text}");
     }
 
     #[test]

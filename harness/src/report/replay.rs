@@ -1,7 +1,10 @@
 //! What a run was given that its reports repeat — the target's flags, the generated cases' seed and
-//! budget, the screenshots folder — and the command line that runs one case again the same way.
+//! budget, the screenshots folder and when the run began, `--strict` — and the command line that runs
+//! one case again the same way. A replay never names the API key: mediacheck reads it from
+//! [`API_KEY_VARIABLE`], so the same line runs with the variable set and with it unset.
 
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use crate::runner::Verdict;
 use crate::target::Target;
@@ -22,6 +25,12 @@ pub struct RunFacts {
     pub gen_budget: u32,
     /// The page cases' screenshots folder, when the run kept one.
     pub screenshots: Option<PathBuf>,
+    /// When the run began: a screenshot older than that is an earlier run's (none: every one counts).
+    pub started: Option<SystemTime>,
+    /// Whether the run had `--strict` (a case not run fails it).
+    pub strict: bool,
+    /// Whether the target had an API key, which a replay reads from [`API_KEY_VARIABLE`].
+    pub keyed: bool,
 }
 
 impl RunFacts {
@@ -30,12 +39,42 @@ impl RunFacts {
         let target_flags = match target {
             Target::Embedded { .. } => String::new(),
             Target::Spawn { template } => format!("--spawn {}", shell_words::quote(template)),
-            Target::Url { base, api_key } => {
-                let key = api_key.as_ref().map(|_| format!(" --api-key \"${API_KEY_VARIABLE}\"")).unwrap_or_default();
-                format!("--url {}{key}", shell_words::quote(base))
-            }
+            Target::Url { base, .. } => format!("--url {}", shell_words::quote(base)),
         };
-        RunFacts { target: target.describe(), target_flags, seed, gen_budget, screenshots }
+        let keyed = matches!(target, Target::Url { api_key: Some(_), .. });
+        RunFacts {
+            target: target.describe(),
+            target_flags,
+            seed,
+            gen_budget,
+            screenshots,
+            started: None,
+            strict: false,
+            keyed,
+        }
+    }
+
+    /// The same facts of a run that began at `started` (its screenshots are those written since).
+    pub fn started_at(mut self, started: SystemTime) -> Self {
+        self.started = Some(started);
+        self
+    }
+
+    /// The same facts of a run with `--strict` or without.
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// What a reader must do before a replay, when anything: against a server with a key, set
+    /// [`API_KEY_VARIABLE`] (without it, the cases that need the key are not run, and say so).
+    pub fn replay_note(&self) -> Option<String> {
+        self.keyed.then(|| {
+            format!(
+                "mediacheck reads the server's key from ${API_KEY_VARIABLE}: set it first (unset, the cases that need \
+                 the key are not run, with that reason)"
+            )
+        })
     }
 
     /// The command that runs `verdict`'s case again against the same target: its id, the target's
@@ -99,12 +138,13 @@ mod tests {
     #[test]
     fn a_replay_never_holds_the_api_key_and_quotes_what_the_shell_would_split() {
         let url = Target::Url { base: "http://h:1/it's".into(), api_key: Some("sekrit-key".into()) };
-        let replay = RunFacts::new(&url, 1, 2, None).replay(&verdict("health.shape"));
-        assert_eq!(
-            replay,
-            r#"mediacheck run --only health.shape --url 'http://h:1/it'\''s' --api-key "$MEDIACHECK_API_KEY""#
-        );
-        assert!(!replay.contains("sekrit"), "{replay}");
+        let facts = RunFacts::new(&url, 1, 2, None);
+        let replay = facts.replay(&verdict("health.shape"));
+        assert_eq!(replay, r#"mediacheck run --only health.shape --url 'http://h:1/it'\''s'"#);
+        assert!(!replay.contains("sekrit") && !replay.contains("--api-key"), "{replay}");
         assert_eq!(shell_words::split(&replay).expect("one command line")[5], "http://h:1/it's");
+        assert!(facts.replay_note().is_some_and(|note| note.contains("$MEDIACHECK_API_KEY")));
+        let keyless = Target::Url { base: "http://h:1".into(), api_key: None };
+        assert_eq!(RunFacts::new(&keyless, 1, 2, None).replay_note(), None);
     }
 }
