@@ -3,8 +3,10 @@
 # inputs come as INPUT_* variables, the way GitHub passes them. It runs `mediacheck run` with every
 # report written into one folder, appends the Markdown summary to $GITHUB_STEP_SUMMARY, writes the
 # outputs (passed, failed, warnings, not-run, report, report-dir, screenshots, exit-code) to $GITHUB_OUTPUT, and exits as
-# mediacheck did: 0 when every MUST passed (or failed as the baseline expects), 1 when one failed, 2
-# (with the message, as a GitHub error annotation) when the inputs could not be used.
+# mediacheck did: 0 when every MUST passed (or failed as the baseline expects), 1 when one failed, a
+# baseline entry is stale or (strict) a case was not run, 2 (with the message, as a GitHub error
+# annotation) when the inputs could not be used. An output value with a line break is refused (exit 2):
+# in $GITHUB_OUTPUT it would set another output.
 #
 #   INPUT_SPAWN       a --spawn template ({config}, {port}, {scripts}); or
 #   INPUT_URL         a running server's URL, with INPUT_API_KEY (handed over in MEDIACHECK_API_KEY,
@@ -15,6 +17,7 @@
 #   INPUT_SEED, INPUT_GEN_BUDGET   the generated cases' seed and requests per case
 #   INPUT_SCREENSHOTS where the page cases' screenshots go (default: screenshots/ in the report folder)
 #   INPUT_REPORT_DIR  the report folder (default: $RUNNER_TEMP/mediacheck-report, else a new temp folder)
+#   INPUT_BROWSER     false: start no browser (--no-browser), the page cases are not run, with the reason
 #   MEDIACHECK        the mediacheck binary (default: `mediacheck` on PATH)
 set -euo pipefail
 
@@ -26,7 +29,14 @@ annotate() { # level message
     message=${message//$'\n'/'%0A'}
     printf '::%s title=mediacheck::%s\n' "$1" "$message"
 }
-output() { [ -n "${GITHUB_OUTPUT:-}" ] && printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT" || true; }
+# One output as a `name=value` line; a value with a line break would write a line of its own (another
+# output, set by whoever chose the value), so it is refused.
+output() {
+    case "$2" in
+        *$'\n'* | *$'\r'*) usage "the output $1 would hold a line break (from an input?): refused: $2" ;;
+    esac
+    [ -n "${GITHUB_OUTPUT:-}" ] && printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT" || true
+}
 summary() { [ -n "${GITHUB_STEP_SUMMARY:-}" ] && cat >> "$GITHUB_STEP_SUMMARY" || cat > /dev/null; }
 usage() { # message [exit code]: refuse the inputs as mediacheck refuses a command line (exit 2)
     annotate error "$1"
@@ -72,6 +82,11 @@ case "${INPUT_STRICT:-false}" in
     false | '') ;;
     *) usage "strict must be true or false, not '$INPUT_STRICT'" ;;
 esac
+case "${INPUT_BROWSER:-true}" in
+    true | '') ;;
+    false) args+=(--no-browser) ;;
+    *) usage "browser must be true or false, not '$INPUT_BROWSER'" ;;
+esac
 [ -n "${INPUT_SEED:-}" ] && args+=(--seed "$INPUT_SEED")
 [ -n "${INPUT_GEN_BUDGET:-}" ] && args+=(--gen-budget "$INPUT_GEN_BUDGET")
 
@@ -116,7 +131,9 @@ summary < "$out/summary.md"
 say "report: $out/report.html (summary: $out/summary.md)"
 
 if [ "$code" -eq 1 ]; then
-    annotate error "$(count fail) MUST cases failed (or a baseline entry is stale): see the job summary and $out/report.html"
+    # The headline the reports show (mediacheck's own words, no quote or backslash in them).
+    headline=$(grep -oE '"headline":"[^"\\]*"' "$out/report.json" | head -1 | sed -E 's/^"headline":"(.*)"$/\1/' || true)
+    annotate error "mediacheck ${headline:-failed (exit 1)}: see the job summary and $out/report.html"
     exit 1
 fi
 exit 0
