@@ -397,7 +397,7 @@ fn run(target: Target, options: RunOptions) -> ExitCode {
         .with_strict(strict);
     let Reports { json, junit, markdown, html } = reports;
     let written: [(Option<PathBuf>, &dyn Fn() -> String); 4] = [
-        (json, &|| report::json(&target.describe(), &verdicts, &judgement).to_string()),
+        (json, &|| report::json_judged(&target.describe(), &verdicts, &judgement).to_string()),
         (junit, &|| report::junit(&verdicts)),
         (markdown, &|| report::markdown::markdown(&facts, &verdicts, compared)),
         (html, &|| report::html::html(&facts, &verdicts, compared)),

@@ -191,9 +191,15 @@ pub fn not_run_line(not_run: usize, total: usize) -> String {
     )
 }
 
-/// The JSON report: the target, the run's headline (`passed`, `exit_code` and the sentence the other
-/// reports show), the counts and every verdict whole.
-pub fn json(target: &str, verdicts: &[Verdict], judgement: &Judgement) -> serde_json::Value {
+/// The JSON report without a headline (for a caller that decides its exit code its own way): the
+/// target, the counts and every verdict whole.
+pub fn json(target: &str, verdicts: &[Verdict]) -> serde_json::Value {
+    serde_json::json!({"target": target, "summary": Summary::of(verdicts), "verdicts": verdicts})
+}
+
+/// `mediacheck run`'s JSON report: the target, the run's headline (`passed`, `exit_code` and the
+/// sentence the other reports show), the counts and every verdict whole.
+pub fn json_judged(target: &str, verdicts: &[Verdict], judgement: &Judgement) -> serde_json::Value {
     serde_json::json!({
         "target": target,
         "passed": judgement.passed(),
@@ -336,7 +342,7 @@ mod not_run_tests {
         let text = terminal_judged("t", &partial, None, &judgement);
         assert!(headline(&text).starts_with("mediacheck failed (exit 1): 1 case was not run"), "{text}");
         assert_eq!(text.trim_end().lines().last(), Some(not_run_line(1, 2).as_str()), "{text}");
-        let report = json("t", &partial, &judgement).to_string();
+        let report = json_judged("t", &partial, &judgement).to_string();
         assert!(
             report.starts_with(r#"{"target":"t","passed":false,"exit_code":1,"headline":"failed (exit 1): 1 case"#)
         );
