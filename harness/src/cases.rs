@@ -21,6 +21,7 @@ mod generated_framing;
 mod generated_members;
 mod generated_page;
 mod generated_page_judge;
+mod generated_timeouts;
 mod health;
 mod health_values;
 mod hub;
@@ -135,6 +136,7 @@ pub fn all() -> Vec<Case> {
         generated_config::cases(),
         generated_framing::cases(),
         generated_members::cases(),
+        generated_timeouts::cases(),
         generated_page::cases(),
     ]
     .concat()

@@ -21,6 +21,7 @@ pub mod results;
 pub mod server_sources;
 pub mod status;
 pub mod stdio_entry;
+pub mod timeouts;
 pub mod tool_listing;
 
 use std::sync::OnceLock;
@@ -155,12 +156,13 @@ where
 
 /// Coverage by construction, then chance: `check` runs first on each of `rows` (built by the case from
 /// [`covering::pairwise`], so every pair of its axes' values is met on every run, whatever the seed or
-/// budget), then on `1/share` of the budget drawn from `strategy` as [`property_sharing`] does. A row
-/// `check` refuses fails the case as drawn (a covering row is already small), naming its place.
+/// budget), `at_once` of them at a time (for checks that mostly wait on a clock), then on `1/share` of
+/// the budget drawn from `strategy` as [`property_sharing`] does. A row `check` refuses fails the case
+/// as drawn (a covering row is already small), naming its place.
 pub async fn covering_first<S, F, Fut>(
     salt: &str,
     share: u32,
-    rows: Vec<S::Value>,
+    (rows, at_once): (Vec<S::Value>, usize),
     strategy: S,
     describe: fn(&S::Value) -> String,
     check: F,
@@ -171,16 +173,15 @@ where
     F: Fn(S::Value) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), String>> + Send,
 {
+    use futures::StreamExt;
     let count = rows.len();
-    for (at, row) in rows.into_iter().enumerate() {
-        if let Err(why) = check(row.clone()).await {
-            return Err(CheckError::Fail {
-                expected: format!(
-                    "each of the {count} covering rows as the model says (they are the same on every run)"
-                ),
-                actual: format!("{why}\n{SHRUNK_HEADING}\ncovering row {} of {count}: {}", at + 1, describe(&row)),
-            });
-        }
+    let verdicts: Vec<_> =
+        futures::stream::iter(rows.iter().cloned().map(&check)).buffered(at_once.max(1)).collect().await;
+    if let Some((at, why)) = verdicts.into_iter().enumerate().find_map(|(at, v)| v.err().map(|why| (at, why))) {
+        return Err(CheckError::Fail {
+            expected: format!("each of the {count} covering rows as the model says (they are the same on every run)"),
+            actual: format!("{why}\n{SHRUNK_HEADING}\ncovering row {} of {count}: {}", at + 1, describe(&rows[at])),
+        });
     }
     property_sharing(salt, share, strategy, describe, check).await
 }

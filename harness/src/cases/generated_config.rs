@@ -49,7 +49,7 @@ async fn config_readback_model(ctx: Ctx) -> CheckResult {
         covering_first(
             "config-readback",
             8,
-            config_readback::covering(),
+            (config_readback::covering(), 1),
             config_readback::launches(),
             config_readback::describe,
             check,

@@ -45,7 +45,7 @@ async fn framing_model(ctx: Ctx) -> CheckResult {
         }
     };
     let verdict =
-        covering_first("framing", 4, framing::covering(), framing::requests(), framing::describe, check).await;
+        covering_first("framing", 4, (framing::covering(), 1), framing::requests(), framing::describe, check).await;
     drop(server);
     verdict
 }
@@ -181,7 +181,7 @@ fn head(bytes: &[u8]) -> Option<Head> {
 }
 
 /// One whole answer at the start of `bytes`, and the bytes it took (`None`: not all here yet).
-fn parse(bytes: &[u8]) -> Option<(Answer, usize)> {
+pub(super) fn parse(bytes: &[u8]) -> Option<(Answer, usize)> {
     let (status, headers, start) = head(bytes)?;
     let value = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
     if status < 200 || status == 204 || status == 304 {

@@ -46,7 +46,7 @@ async fn cut_character_model(ctx: Ctx) -> CheckResult {
     covering_first(
         "cut-character",
         8,
-        cut_characters::covering(),
+        (cut_characters::covering(), 1),
         cut_characters::answers(),
         cut_characters::describe,
         check,

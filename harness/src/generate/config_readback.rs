@@ -349,6 +349,7 @@ pub fn describe(launch: &Launch) -> String {
 /// The variants this case is named against, for the odds test and the case's list.
 pub const VARIANTS: &[&str] = &[
     "max-context-fixed",
+    "max-context-unread",
     "disabled-false-removes",
     "typed-http-refused",
     "keyed-host-checked",
@@ -369,8 +370,9 @@ mod tests {
         let launches = covering();
         // Every named variant's trigger is in the covering rows, on every run (coverage by construction).
         type Need = (&'static str, fn(&Launch) -> bool);
-        let needs: [Need; 7] = [
+        let needs: [Need; 8] = [
             ("max-context-fixed", |l| l.max_context != 0),
+            ("max-context-unread", |l| l.max_context != 0),
             ("disabled-false-removes", |l| l.fake == 3 || l.spare == 2),
             ("typed-http-refused", |l| l.fake == 1),
             ("keyed-host-checked", |l| l.keyed()),
