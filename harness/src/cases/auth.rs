@@ -38,7 +38,7 @@ pub fn cases() -> Vec<Case> {
             NON_ASCII_KEY,
             "a key with é and è matches sent as UTF-8 or as Latin-1, in either header; the same key with one letter changed, without accents, or half in each encoding is 401",
             non_ascii_key,
-            ["latin1-keys-refused"]
+            ["latin1-keys-refused", "utf8-x-api-key-as-latin1", "utf8-bearer-as-latin1"]
         ),
         case!(
             "auth.allowed-hosts-are-served",
@@ -93,7 +93,7 @@ pub fn cases() -> Vec<Case> {
             KEYED,
             "Authorization: bearer <key> (any case) and x-api-key: <key> are accepted",
             accepts_both_forms,
-            ["bearer-only"]
+            ["bearer-only", "empty-bearer-is-a-key"]
         ),
         case!(
             "auth.health-is-public",
@@ -128,9 +128,9 @@ pub fn cases() -> Vec<Case> {
             "2.5",
             Must,
             BASIC,
-            "without a key, a foreign Host is 403",
+            "without a key, a foreign Host is 403; a request without a Host (HTTP/1.0 and HTTP/1.1) is served",
             host_check,
-            ["host-check-off"]
+            ["host-check-off", "hostless-refused"]
         ),
         case!(
             "auth.foreign-hosts-are-403",
@@ -284,7 +284,29 @@ async fn protects_every_route(ctx: Ctx) -> CheckResult {
 async fn host_check(ctx: Ctx) -> CheckResult {
     let reply = ctx.http.get("/v1/models").header("host", b"evil.example").send().await?;
     expect_eq("status with Host: evil.example", 403, reply.status)?;
-    expect_eq("error type", &json!("forbidden"), &reply.json()?["error"]["type"])
+    expect_eq("error type", &json!("forbidden"), &reply.json()?["error"]["type"])?;
+    // 2.5c: a missing Host is allowed, whichever version the request line names.
+    for version in ["HTTP/1.0", "HTTP/1.1"] {
+        let status = hostless_status(&ctx, version).await?;
+        expect_eq(&format!("status of GET /v1/models over {version} without a Host"), 200, status)?;
+    }
+    Ok(())
+}
+
+/// The status of `GET /v1/models` written on a connection of its own without a Host header.
+async fn hostless_status(ctx: &Ctx, version: &str) -> Result<u16, crate::check::CheckError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let broken = |what: String| crate::check::broken(format!("a request without a Host: {what}"));
+    let address = ctx.http.base().trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.map_err(|e| broken(format!("connect: {e}")))?;
+    let request = format!("GET /v1/models {version}\r\nconnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.map_err(|e| broken(format!("write: {e}")))?;
+    let mut answer = Vec::new();
+    let mut limited = (&mut stream).take(1 << 20);
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), limited.read_to_end(&mut answer));
+    read.await.map_err(|_| broken("no answer within 10 s".into()))?.map_err(|e| broken(format!("read: {e}")))?;
+    let line = String::from_utf8_lossy(&answer).lines().next().unwrap_or_default().to_string();
+    line.split(' ').nth(1).and_then(|code| code.parse().ok()).ok_or_else(|| broken(format!("status line {line:?}")))
 }
 
 async fn own_page_only(ctx: Ctx) -> CheckResult {

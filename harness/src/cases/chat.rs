@@ -184,7 +184,7 @@ pub fn cases() -> Vec<Case> {
             BASIC,
             "a streamed answer: role chunk, content deltas, final chunk with usage, [DONE]",
             stream_shape,
-            ["no-done", "stream-labelled-json"]
+            ["no-done", "stream-labelled-json", "first-delta-role-only", "first-delta-content-only"]
         ),
         case!(
             "chat.usage.counts-every-pass",

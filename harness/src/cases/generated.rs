@@ -100,7 +100,10 @@ pub fn cases() -> Vec<Case> {
                 "failures-ok",
                 "empty-media-key",
                 "text-blocks-trimmed",
-                "resource-text-dropped"
+                "resource-text-dropped",
+                "placeholder-counts-base64",
+                "placeholder-numbers-plain",
+                "tool-errors-unprefixed"
             ]
         ),
         case!(

@@ -51,9 +51,14 @@ pub fn cases() -> Vec<Case> {
             "3.3",
             Must,
             VISION,
-            "/v1/status gives the vision geometry a client predicts tokens with",
+            "/v1/status gives vision {enabled, available, error} (true, true, null for the geometry backend, which needs nothing) and the vision geometry a client predicts tokens with",
             vision_geometry,
-            ["status-no-geometry"]
+            [
+                "status-no-geometry",
+                "status-vision-error-skipped",
+                "status-vision-enabled-dropped",
+                "status-vision-available-dropped"
+            ]
         ),
         case!("errors.json-404", "3.4", Must, BASIC, "an unknown route is a JSON 404", json_404, ["plain-errors"]),
         case!(
@@ -89,6 +94,12 @@ async fn input_modalities(ctx: Ctx) -> CheckResult {
 
 async fn vision_geometry(ctx: Ctx) -> CheckResult {
     let body = ctx.http.get("/v1/status").send().await?.json()?;
+    // 3.3b: the three keys are there, each its own value: the encoder is configured (1.10b), the
+    // geometry backend needs no library or device, so it is available, with no error.
+    let vision = body["vision"].as_object().cloned().unwrap_or_default();
+    for (key, wanted) in [("enabled", json!(true)), ("available", json!(true)), ("error", Value::Null)] {
+        expect_eq(&format!("vision.{key}"), Some(&wanted), vision.get(key))?;
+    }
     let geometry = &body["vision"]["geometry"];
     expect_eq("patch_size", Some(14), geometry["patch_size"].as_u64())?;
     expect_eq("merge_size", Some(2), geometry["merge_size"].as_u64())?;

@@ -70,6 +70,11 @@ const WIDE_AROUND_THE_CAP: Scenario = own("wide-around-the-cap", || {
     )
 });
 
+/// The fixture's `staged` tool called once a request: a result the case stages itself.
+const STAGED: Scenario = own("staged-error", || {
+    Setup::mcp(None).set("engine", "restart_per_request", json!(true)).scripts(vec![call("staged", &[]), answer("ok")])
+});
+
 pub fn cases() -> Vec<Case> {
     vec![
         case!(
@@ -97,7 +102,7 @@ pub fn cases() -> Vec<Case> {
             PICTURE_OFF,
             "an image block's text is [image (<mime>, <N> bytes): not shown to the model]",
             placeholder,
-            ["placeholder-text"]
+            ["placeholder-text", "placeholder-counts-base64", "placeholder-numbers-plain"]
         ),
         case!(
             "result.errors-are-text",
@@ -106,7 +111,16 @@ pub fn cases() -> Vec<Case> {
             FAIL,
             "isError is a result `error: …` with ok false, and the answer goes on",
             errors_are_text,
-            ["errors-fail-request", "failures-ok"]
+            ["errors-fail-request", "failures-ok", "tool-errors-unprefixed"]
+        ),
+        case!(
+            "result.textless-error-is-the-fallback",
+            "7.2",
+            Must,
+            STAGED,
+            "an isError result with no blocks, or one empty text block, is the result `error: the tool reported an error` with ok false",
+            textless_error_fallback,
+            ["tool-error-fallback-empty", "errors-fail-request"]
         ),
         case!(
             "result.json-rpc-errors-are-text",
@@ -165,6 +179,19 @@ async fn errors_are_text(ctx: Ctx) -> CheckResult {
     expect_eq("ok", false, result.ok)?;
     expect_eq("text", "error: it failed on purpose", result.text.as_str())?;
     expect_eq("finish_reason", Some("stop"), stream.finish_reason())
+}
+
+async fn textless_error_fallback(ctx: Ctx) -> CheckResult {
+    let empty_text = vec![rmcp::model::ContentBlock::text("")];
+    for (what, content) in [("no blocks", Vec::new()), ("one empty text block", empty_text)] {
+        ctx.stage()?.set(rmcp::model::CallToolResult::error(content));
+        let stream = stream(&ctx.http, opt_in()).await?;
+        let result = first_result(&stream)?;
+        expect_eq(&format!("ok of an error with {what}"), false, result.ok)?;
+        expect_eq(&format!("text of an error with {what}"), "error: the tool reported an error", result.text.as_str())?;
+        expect_eq(&format!("finish_reason after an error with {what}"), Some("stop"), stream.finish_reason())?;
+    }
+    Ok(())
 }
 
 async fn json_rpc_errors_are_text(ctx: Ctx) -> CheckResult {

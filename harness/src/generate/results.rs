@@ -409,4 +409,26 @@ mod odds {
             "{over_the_cap}, {uncached_first}, {errors} of 1,000"
         );
     }
+
+    /// The byte counts of the `[image|audio (…, N bytes): …]` placeholders in the event's text.
+    fn placeholder_numbers(result: &GeneratedResult) -> Vec<usize> {
+        let (event, _) = expected(result, true);
+        let text = event["text"].as_str().unwrap_or_default();
+        text.split(" bytes): not shown to the model]")
+            .filter_map(|before| before.rsplit(", ").next()?.replace(',', "").parse().ok())
+            .collect()
+    }
+
+    #[test]
+    fn nearly_every_run_shows_placeholder_numbers() {
+        // placeholder-counts-base64 needs a placeholder of a nonzero N in the event's text,
+        // placeholder-numbers-plain one of 1,000 bytes or more (its separator).
+        let [nonzero, thousands] = crate::generate::runs_holding_each(results(), 48, 2, |r| {
+            let numbers = placeholder_numbers(r);
+            vec![numbers.iter().any(|n| *n > 0), numbers.iter().any(|n| *n >= 1000)]
+        })[..] else {
+            unreachable!()
+        };
+        assert!(nonzero >= 999 && thousands >= 999, "{nonzero}, {thousands} of 1,000");
+    }
 }
