@@ -139,7 +139,7 @@ pub fn cases() -> Vec<Case> {
             BASIC,
             "without a key, a Host that is foreign or only looks local (suffix, prefix, a loopback name inside another) is 403; loopback names and addresses in any case are served",
             host_table,
-            ["host-suffix-match", "host-check-off"]
+            ["host-suffix-match", "host-check-off", "host-port-split-first-colon"]
         ),
         case!(
             "auth.foreign-origins-are-403",

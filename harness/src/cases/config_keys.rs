@@ -24,6 +24,7 @@ pub fn cases() -> Vec<Case> {
             every_key_refuses,
             [
                 "config-lenient",
+                "top-values-lenient",
                 "vision-bounds-ignored",
                 "caps-unread",
                 "engine-values-lenient",

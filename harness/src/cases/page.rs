@@ -38,12 +38,17 @@ async fn served(ctx: Ctx) -> CheckResult {
     expect_eq("GET / status", 200, page.status)?;
     let kind = page.header("content-type").unwrap_or_default();
     expect(kind.starts_with("text/html"), "text/html", kind)?;
-    for (asset, mime) in [("web/app.js", "text/javascript"), ("web/app.css", "text/css")] {
-        expect(page.text().contains(asset), format!("the page loads {asset}"), "it does not")?;
-        let reply = ctx.http.get(&format!("/{asset}")).without_key().send().await?;
-        expect_eq(&format!("GET /{asset}"), 200, reply.status)?;
-        let kind = reply.header("content-type").unwrap_or_default();
-        expect(kind.starts_with(mime), mime.to_string(), kind)?;
+    // The assets are the ones the page names (SPEC names no file): a script and a style at least.
+    let assets = page_assets(&ctx, &page.text()).await?;
+    for (ending, mime) in [(".js", "text/javascript"), (".css", "text/css")] {
+        let named: Vec<&String> = assets.iter().filter(|a| a.ends_with(ending)).collect();
+        expect(!named.is_empty(), format!("the page loads a {ending} asset under /web/"), assets.join(", "))?;
+        for asset in named {
+            let reply = ctx.http.get(asset).without_key().send().await?;
+            expect_eq(&format!("GET {asset}"), 200, reply.status)?;
+            let kind = reply.header("content-type").unwrap_or_default();
+            expect(kind.starts_with(mime), format!("GET {asset}: {mime}"), kind)?;
+        }
     }
     Ok(())
 }

@@ -72,7 +72,7 @@ pub fn cases() -> Vec<Case> {
             PICTURE,
             "traversal, encodings, case, extensions and long names are the same JSON 404",
             hostile_names,
-            ["loose-names"]
+            ["loose-names", "media-names-decoded"]
         ),
         case!(
             "tool-media.get.never-follows-links",
