@@ -103,7 +103,13 @@ pub fn cases() -> Vec<Case> {
                 "resource-text-dropped",
                 "placeholder-counts-base64",
                 "placeholder-numbers-plain",
-                "tool-errors-unprefixed"
+                "tool-errors-unprefixed",
+                "blocks-joined-by-blank-line",
+                "text-blocks-first",
+                "undecodable-pictures-dropped",
+                "image-blocks-not-candidates",
+                "cached-pictures-as-references",
+                "media-reversed"
             ]
         ),
         case!(

@@ -156,18 +156,24 @@ pub fn cases() -> Vec<Case> {
             "8.4",
             Must,
             SIX,
-            "at most 4 of 6 pictures are cached, the rest stay text",
+            "at most 4 of 6 pictures are cached, the first four in block order, and all six keep their 7.1 text; media is the event's last field",
             four_per_call,
-            ["no-picture-cap"]
+            [
+                "no-picture-cap",
+                "count-capped-pictures-untexted",
+                "cached-pictures-as-references",
+                "media-reversed",
+                "media-first"
+            ]
         ),
         case!(
             "media.size-cap",
             "8.4",
             Must,
             OVER_CAP,
-            "a picture over 24,000,000 base64 characters is not cached",
+            "a picture over 24,000,000 base64 characters is not cached and keeps its 7.1 text",
             size_cap,
-            ["no-picture-cap"]
+            ["no-picture-cap", "size-capped-pictures-untexted"]
         ),
         case!(
             "media.entry-shape",
@@ -194,7 +200,13 @@ pub fn cases() -> Vec<Case> {
             FORMATS,
             "a JPEG and a WebP are cached as .jpg and .webp and served with their Content-Type, byte for byte; a PNG resource blob labelled image/png is cached like an image block, one labelled otherwise is not",
             formats_and_blobs,
-            ["jpeg-webp-refused", "blob-label-ignored", "image-jpg-mime"]
+            [
+                "jpeg-webp-refused",
+                "blob-label-ignored",
+                "image-jpg-mime",
+                "image-blocks-not-candidates",
+                "image-blobs-not-candidates"
+            ]
         ),
         case!(
             "media.gif-and-bmp-stay-text",
@@ -353,12 +365,32 @@ async fn four_per_call(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
     expect_eq("media entries", 4, result.media.len())?;
     let text = result.text.as_str();
-    expect_eq("pictures named in the text", 6, text.matches("[image (image/png, ").count())
+    expect_eq("pictures named in the text", 6, text.matches("[image (image/png, ").count())?;
+    // The tool's six pictures (seeds 1 to 6, 64x48): each keeps its 7.1 text, cached or past the cap
+    // (8.4e, 8.6c), joined by `\n` in block order after the tool's text block (7.1a).
+    let pictures: Vec<Vec<u8>> = (1..=6).map(|seed| picture(PictureFormat::Png, 64, 48, seed)).collect();
+    let placeholders = pictures.iter().map(|p| {
+        let n = base64::engine::general_purpose::STANDARD.encode(p).len() * 3 / 4;
+        format!("[image (image/png, {} bytes): not shown to the model]", super::common::with_commas(n))
+    });
+    let wanted = std::iter::once("6 pictures of 64x48".to_string()).chain(placeholders).collect::<Vec<_>>().join("\n");
+    expect_eq("text", wanted.as_str(), text)?;
+    // 8.6a: one entry per cached picture, the first four in block order, `media` after the other fields.
+    let names: Vec<String> = pictures[..4].iter().map(|p| format!("{}.png", sha256(p))).collect();
+    let got: Vec<&str> = result.media.iter().map(|m| m.name()).collect();
+    expect_eq("the media entries' names, in block order", names.iter().map(String::as_str).collect::<Vec<_>>(), got)?;
+    let keys: Vec<&String> = result.raw.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+    expect_eq("the result event's last field", Some("media"), keys.last().map(|k| k.as_str()))
 }
 
 async fn size_cap(ctx: Ctx) -> CheckResult {
     let result = first_result(&stream(&ctx.http, opt_in()).await?)?;
-    expect(result.media.is_empty(), "no media entry", result.raw.to_string())
+    expect(result.media.is_empty(), "no media entry", result.raw.to_string())?;
+    // 8.4e: the picture (18,000,003 bytes: 24,000,004 base64 characters) keeps its 7.1 text.
+    let base64_len = 18_000_003usize.div_ceil(3) * 4;
+    let n = super::common::with_commas(base64_len * 3 / 4);
+    let wanted = format!("too big\n[image (image/png, {n} bytes): not shown to the model]");
+    expect_eq("text", wanted.as_str(), result.text.as_str())
 }
 
 async fn entry_shape(ctx: Ctx) -> CheckResult {

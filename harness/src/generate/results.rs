@@ -410,6 +410,80 @@ mod odds {
         );
     }
 
+    /// `result` with `edit` made to its blocks, as the relay of a variant makes it.
+    fn edited(result: &GeneratedResult, edit: impl Fn(Vec<Block>) -> Vec<Block>) -> GeneratedResult {
+        GeneratedResult { blocks: edit(result.blocks.clone()), is_error: result.is_error }
+    }
+
+    #[test]
+    fn nearly_every_run_tells_the_relayed_variants_apart() {
+        // Each relayed variant's edit, made to the generated result, changes the model's event:
+        // blocks-joined-by-blank-line (an empty text block between every two), text-blocks-first,
+        // undecodable-pictures-dropped; image-blocks-not-candidates needs a picture cached from an
+        // image block.
+        let decodes = |data: &Data| !matches!(data, Data::NotBase64);
+        let held = crate::generate::runs_holding_each(results(), 48, 4, |r| {
+            let event = expected(r, true).0;
+            let joined = edited(r, |blocks| {
+                let mut out = Vec::new();
+                for (i, block) in blocks.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(Block::Text(String::new()));
+                    }
+                    out.push(block);
+                }
+                out
+            });
+            let texts_first = edited(r, |blocks| {
+                let (texts, others): (Vec<Block>, Vec<Block>) =
+                    blocks.into_iter().partition(|b| matches!(b, Block::Text(_)));
+                texts.into_iter().chain(others).collect()
+            });
+            let dropped = edited(r, |blocks| {
+                blocks
+                    .into_iter()
+                    .filter(|b| match b {
+                        Block::Image { data, .. } => decodes(data),
+                        Block::Blob { data, mime: Some(mime), .. } if mime.starts_with("image/") => decodes(data),
+                        _ => true,
+                    })
+                    .collect()
+            });
+            let from_image_block = r
+                .blocks
+                .iter()
+                .zip(cached_by_block(r, true))
+                .any(|(block, cached)| matches!(block, Block::Image { .. }) && cached.is_some());
+            vec![
+                expected(&joined, true).0 != event,
+                expected(&texts_first, true).0 != event,
+                expected(&dropped, true).0 != event,
+                from_image_block,
+            ]
+        });
+        assert!(held.iter().all(|n| *n >= 999), "{held:?} of 1,000");
+    }
+
+    #[test]
+    fn nearly_every_run_shows_cached_pictures_in_text_and_order() {
+        // cached-pictures-as-references needs a cached image block's placeholder whole in the event's
+        // text; media-reversed two media entries that differ.
+        let held = crate::generate::runs_holding_each(results(), 48, 2, |r| {
+            let event = expected(r, true).0;
+            let text = event["text"].as_str().unwrap_or_default();
+            let placeholder_shown = r.blocks.iter().zip(cached_by_block(r, true)).any(|(block, cached)| {
+                let Block::Image { data, mime } = block else { return false };
+                let mime = if mime.is_empty() { "?" } else { mime.as_str() };
+                let n = fixtures::images::with_commas(data.base64().len() * 3 / 4);
+                cached.is_some() && text.contains(&format!("[image ({mime}, {n} bytes): not shown to the model]"))
+            });
+            let media = event["media"].as_array().cloned().unwrap_or_default();
+            let reversed: Vec<Value> = media.iter().rev().cloned().collect();
+            vec![placeholder_shown, media != reversed]
+        });
+        assert!(held.iter().all(|n| *n >= 999), "{held:?} of 1,000");
+    }
+
     /// The byte counts of the `[image|audio (…, N bytes): …]` placeholders in the event's text.
     fn placeholder_numbers(result: &GeneratedResult) -> Vec<usize> {
         let (event, _) = expected(result, true);
