@@ -21,6 +21,7 @@ mod generated_framing;
 mod generated_members;
 mod generated_page;
 mod generated_page_judge;
+mod generated_room;
 mod generated_timeouts;
 mod health;
 mod health_values;
@@ -136,6 +137,7 @@ pub fn all() -> Vec<Case> {
         generated_config::cases(),
         generated_framing::cases(),
         generated_members::cases(),
+        generated_room::cases(),
         generated_timeouts::cases(),
         generated_page::cases(),
     ]

@@ -4,6 +4,7 @@
 //! every verdict, so a failure can be replayed exactly); a failure is shrunk to a smallest request
 //! that still fails and reported with the model's expectation and the server's answer.
 
+pub mod body_room;
 pub mod concurrency;
 pub mod config;
 pub mod config_readback;
