@@ -76,7 +76,7 @@ pub fn cases() -> Vec<Case> {
             SMALL_CONTEXT,
             "with a 64-token context, text of 56 bytes in a user message, or of 61 across a user and a tool message, is refused before rendering: \"prompt (more than N tokens)\" with N its bytes",
             refused_early,
-            ["context-off-by-one", "truncate-prompts"]
+            ["context-off-by-one", "truncate-prompts", "early-refusal-worded-as-rendered"]
         ),
         case!(
             "chat.marker-start-at-the-end-is-content",
@@ -175,7 +175,15 @@ pub fn cases() -> Vec<Case> {
             OWN_CALL,
             "a call to the request's own tool streams a tool_calls header (id, type, name, empty arguments) then its arguments, the text before it without the trailing whitespace, and finishes with tool_calls",
             own_tool_call_streamed,
-            ["tool-calls-finish-stop", "content-untrimmed"]
+            [
+                "tool-calls-finish-stop",
+                "content-untrimmed",
+                "tool-call-header-without-id",
+                "tool-call-header-without-type",
+                "tool-call-header-unnamed",
+                "tool-call-header-without-arguments",
+                "tool-call-arguments-in-header"
+            ]
         ),
         case!(
             "chat.stream.shape",

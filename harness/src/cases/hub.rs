@@ -114,7 +114,7 @@ pub fn cases() -> Vec<Case> {
             LISTING,
             "every page of tools/list is read (3 per page), at most 100 pages (500 tools of a list that never ends) and 1000 tools (of 100,000); a tool with an empty name is dropped; -32601 is a server without tools; tools/list comes after notifications/initialized",
             tools_list_within_caps,
-            ["tool-caps-off"]
+            ["tool-caps-off", "nameless-tools-offered", "tools-listed-before-initialized"]
         ),
         case!(
             "mcp.servers-from-both-keys",

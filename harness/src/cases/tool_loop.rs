@@ -101,7 +101,7 @@ pub fn cases() -> Vec<Case> {
             ARGUMENTS,
             "a string parameter stays text even when it reads as JSON (123, {\"a\": 1}); others are read as JSON when they parse (2, [1, 2]) and stay text when they do not",
             arguments_typed,
-            ["args-all-json"]
+            ["args-all-json", "args-all-text"]
         ),
         case!(
             "loop.unfinished-call-not-run",
