@@ -26,6 +26,15 @@ pub fn cases() -> Vec<Case> {
             ["sigterm-abrupt"]
         ),
         case!(
+            "process.sigint-stops-cleanly",
+            "1.9",
+            Must,
+            LAUNCHES,
+            "SIGINT during a streamed answer stops the server as SIGTERM does: the stream ends, the server exits 0 and its stdio MCP server process is gone",
+            sigint_stops_cleanly,
+            ["sigint-abrupt"]
+        ),
+        case!(
             "process.mcp-process-groups-reaped",
             "5.5",
             Must,
@@ -81,7 +90,16 @@ fn fixture_server(marker: &str) -> Result<Value, crate::case::CheckError> {
 }
 
 async fn sigterm_stops_cleanly(ctx: Ctx) -> CheckResult {
-    let worker = marker("sigterm-worker");
+    stops_cleanly_on(ctx, "TERM").await
+}
+
+async fn sigint_stops_cleanly(ctx: Ctx) -> CheckResult {
+    stops_cleanly_on(ctx, "INT").await
+}
+
+/// 1.9: `signal` during a streamed answer ends the stream, the server exits 0, its stdio MCP server goes.
+async fn stops_cleanly_on(ctx: Ctx, signal: &str) -> CheckResult {
+    let worker = marker(&format!("sig{}-worker", signal.to_lowercase()));
     let config = json!({"mcp_servers": {"worker": fixture_server(&worker)?},
         "engine": {"delay_ms": 5}});
     let mut server = ctx.start_running(&config, &["word ".repeat(3000)], &[]).await?;
@@ -96,8 +114,8 @@ async fn sigterm_stops_cleanly(ctx: Ctx) -> CheckResult {
     response.body_mut().unmonitored();
     expect(seen.contains("\"content\":\"w"), "the answer streaming", seen.clone())?;
     let rest = tokio::spawn(super::common::read_rest(response));
-    let code = server.stop_with("TERM", Duration::from_secs(10)).await?;
-    expect_eq("exit code after SIGTERM", Some(0), code)?;
+    let code = server.stop_with(signal, Duration::from_secs(10)).await?;
+    expect_eq(&format!("exit code after SIG{signal}"), Some(0), code)?;
     let rest = tokio::time::timeout(Duration::from_secs(5), rest).await;
     expect(rest.is_ok(), "the open stream ends (the connection finishes)", "it was still open 5 s after the exit")?;
     expect_eq("stdio server processes 2 s after the exit", 0, until_gone(&worker, Duration::from_secs(2)).await)
