@@ -281,9 +281,15 @@ async fn picture_route_model(ctx: Ctx) -> CheckResult {
         expected: "each planted name answered as the model says".into(),
         actual,
     })?;
-    property("picture-route", picture_route::requests(), picture_route::describe, move |request| {
-        picture_route::check(http.clone(), planted.clone(), request)
-    })
+    let check = move |request| picture_route::check(http.clone(), planted.clone(), request);
+    crate::generate::covering_first(
+        "picture-route",
+        1,
+        (picture_route::covering(), 8),
+        picture_route::requests(),
+        picture_route::describe,
+        check,
+    )
     .await
 }
 

@@ -200,11 +200,16 @@ pub const VARIANTS: &[&str] = &[
     "media-x-api-key-refused",
     "media-etag-unquoted",
     "bearer-case-sensitive",
+    // Met in every run by the covering requests (MET_BY_THE_COVERING), not by the draw's odds.
+    "conditional-before-file-check",
     // The last three (MET_BEFORE_THE_DRAW) are met in every run, by each_name_once's GETs.
     "single-read-served",
     "missing-file-500",
     "non-files-served",
 ];
+
+/// The variants of [`VARIANTS`] after the drawn ones that [`covering`] meets in every run.
+pub const MET_BY_THE_COVERING: [&str; 1] = ["conditional-before-file-check"];
 
 /// The variants at the end of [`VARIANTS`] that `each_name_once` meets in every run, before the draw.
 pub const MET_BEFORE_THE_DRAW: [&str; 3] = ["single-read-served", "missing-file-500", "non-files-served"];
@@ -217,6 +222,52 @@ pub fn requests() -> impl Strategy<Value = PictureRequest> {
         key,
         condition,
     })
+}
+
+/// Every target, key form and condition the draws take, for the covering requests.
+pub(crate) const TARGETS: [Target; 15] = [
+    Target::Planted(PictureFormat::Png),
+    Target::Planted(PictureFormat::Jpeg),
+    Target::Planted(PictureFormat::Webp),
+    Target::Absent,
+    Target::Folder,
+    Target::Fifo,
+    Target::Link,
+    Target::Malformed(Malformed::UpperHex),
+    Target::Malformed(Malformed::Short),
+    Target::Malformed(Malformed::Long),
+    Target::Malformed(Malformed::OtherExtension),
+    Target::Malformed(Malformed::UpperExtension),
+    Target::Malformed(Malformed::Trailing),
+    Target::Malformed(Malformed::PercentEncoded),
+    Target::Malformed(Malformed::DotDot),
+];
+pub(crate) const KEYS: [Key; 9] = [
+    Key::Bearer("Bearer"),
+    Key::Bearer("bearer"),
+    Key::Bearer("BEARER"),
+    Key::XApiKey,
+    Key::XApiKeyBesideBareBearer,
+    Key::Missing,
+    Key::WrongBearer,
+    Key::WrongXApiKey,
+    Key::PrefixBearer,
+];
+pub(crate) const CONDITIONS: [Condition; 6] =
+    [Condition::Absent, Condition::Strong, Condition::Weak, Condition::InList, Condition::Star, Condition::Other];
+
+/// Requests holding every pair of the four axes' values (method, target, key form, condition): a
+/// conditional `GET` of a link or a folder under a media name is met on every run, not by a draw's luck.
+pub fn covering() -> Vec<PictureRequest> {
+    super::covering::pairwise(&[2, TARGETS.len(), KEYS.len(), CONDITIONS.len()])
+        .iter()
+        .map(|row| PictureRequest {
+            head: row[0] == 1,
+            target: TARGETS[row[1]],
+            key: KEYS[row[2]],
+            condition: CONDITIONS[row[3]],
+        })
+        .collect()
 }
 
 /// A generated request, for a failure's report.
