@@ -19,7 +19,7 @@ use crate::sse::EventStream;
 const CAP: u64 = 2000;
 
 /// One round of five calls (echo, which answers its text; add, whose answer is not its arguments;
-/// fail, an error result; sleep, which takes 0.4 s; big, cut for the model), then a pass that calls
+/// fail, an error result; sleep, which takes 1.45 s (over a second, with a fraction: a whole-seconds time is seen); big, cut for the model), then a pass that calls
 /// echo again past `max_rounds` 1: four Done blocks, an Error and a Not run.
 const TOOL_BLOCKS: Scenario = own("page-tool-blocks", || {
     page(vec![
@@ -27,7 +27,7 @@ const TOOL_BLOCKS: Scenario = own("page-tool-blocks", || {
             ("fake__echo", &[("text", ECHOED)]),
             ("fake__add", &[("a", "1234567"), ("b", "7654321")]),
             ("fake__fail", &[]),
-            ("fake__sleep", &[("seconds", "0.4")]),
+            ("fake__sleep", &[("seconds", "1.45")]),
             ("fake__big", &[("n", "3000")]),
         ]),
         call("echo", &[("text", "past the limit")]),
@@ -42,7 +42,7 @@ pub fn cases() -> Vec<Case> {
         "13.2",
         Must,
         TOOL_BLOCKS,
-        "four Done calls, an Error and a Not run: each collapsed block shows its tool by its own name, its server, its state as a word (Done, Error, Not run) and, when it ran, its time as the result's ms (a 0.4 s sleep); opened, its arguments and result text (non-ASCII intact) under the labels Arguments and Result or Error, the result's length in characters and, for the one cut for the model, the word cut; nothing reads undefined or NaN",
+        "four Done calls, an Error and a Not run: each collapsed block shows its tool by its own name, its server, its state as a word (Done, Error, Not run) and, when it ran, its time as the result's ms (a 1.45 s sleep); opened, its arguments and result text (non-ASCII intact) under the labels Arguments and Result or Error, the result's length in characters and, for the one cut for the model, the word cut; nothing reads undefined or NaN",
         tool_blocks_show_the_call,
         [
             "page-tool-server-hidden",
@@ -50,6 +50,7 @@ pub fn cases() -> Vec<Case> {
             "page-arguments-hidden",
             "page-time-hidden",
             "page-time-in-thousands",
+            "page-time-whole-seconds",
             "page-skipped-calls-timed",
             "page-tool-named-as-the-model-wrote",
             "page-result-labels-missing",
@@ -118,7 +119,7 @@ async fn tool_blocks_at(visit: &Visit<'_>) -> CheckResult {
         ("done", "echo", "Done", true, ECHOED, ECHOED),
         ("done", "add", "Done", true, "7654321", "8888888"),
         ("error", "fail", "Error", true, "", "it failed on purpose"),
-        ("done", "sleep", "Done", true, "0.4", "slept"),
+        ("done", "sleep", "Done", true, "1.45", "slept"),
         ("done", "big", "Done", true, "3000", "yyyyyyyy"),
         ("skipped", "echo", "Not run", false, "", ""),
     ];
