@@ -125,6 +125,11 @@ where
     let budget = (run_budget / share.max(1)).max(1);
     let handle = tokio::runtime::Handle::current();
     let key = key_of(seed, salt);
+    // A case that times out drops this future, but the draws run on a blocking thread of their own: the
+    // flag stops them at the next value, so none is left running into the runtime's shutdown (where
+    // its timers would panic).
+    let abandoned = Abandoned::default();
+    let stop = std::sync::Arc::clone(&abandoned.0);
     let outcome = tokio::task::spawn_blocking(move || {
         let config = Config {
             cases: budget,
@@ -133,7 +138,12 @@ where
             ..Config::default()
         };
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key));
-        let result = runner.run(&strategy, |value| handle.block_on(check(value)).map_err(TestCaseError::fail));
+        let result = runner.run(&strategy, |value| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(TestCaseError::fail("the case was abandoned (it timed out)"));
+            }
+            handle.block_on(check(value)).map_err(TestCaseError::fail)
+        });
         result.map_err(|error| match error {
             TestError::Fail(why, smallest) => (why.to_string(), Some(describe(&smallest))),
             TestError::Abort(why) => (why.to_string(), None),
@@ -185,6 +195,16 @@ where
         });
     }
     property_sharing(salt, share, strategy, describe, check).await
+}
+
+/// Set when dropped: the future of a generated case was abandoned.
+#[derive(Default)]
+struct Abandoned(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The generator key of `seed` mixed with `salt` (two generated cases draw different values).
