@@ -196,6 +196,36 @@ pub(super) fn parse(bytes: &[u8]) -> Option<(Answer, usize)> {
     Some((Answer { status, headers, body }, start + length))
 }
 
+/// The first final (≥ 200) answer whole in `bytes`, interim ones skipped.
+pub(super) fn first_final(bytes: &[u8]) -> Option<Answer> {
+    let mut at = 0;
+    while let Some((answer, used)) = parse(&bytes[at..]) {
+        if answer.status >= 200 {
+            return Some(answer);
+        }
+        at += used;
+    }
+    None
+}
+
+/// Reads from `stream` into `read` until `done` holds for what came (or 20 s pass, or it ends).
+pub(super) async fn read_until(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+    read: &mut Vec<u8>,
+    done: impl Fn(&[u8]) -> bool,
+) {
+    let mut buffer = vec![0u8; 64 << 10];
+    let _ = tokio::time::timeout(Duration::from_secs(20), async {
+        while !done(read) {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => read.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+}
+
 /// An answer whose body runs to the end of the connection.
 fn parse_to_end(bytes: &[u8]) -> Option<Answer> {
     let (status, headers, start) = head(bytes)?;

@@ -5,15 +5,16 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::case;
-use super::generated_framing::parse;
+use super::generated_framing::{first_final, read_until};
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::body_room::{self, FREE, Plan, Seen};
 use crate::generate::covering_first;
+use crate::generate::framing::body_of;
 
 /// The key of the server the requests go to.
 const KEY: &str = "gen-room-key";
@@ -48,17 +49,6 @@ async fn body_room_model(ctx: Ctx) -> CheckResult {
     verdict
 }
 
-/// A chat body of exactly `len` bytes (padded with an unknown field, 4.10h).
-fn padded(len: usize, model: Option<&str>, stream: bool) -> Vec<u8> {
-    let model = model.map(|m| format!("\"model\":\"{m}\",")).unwrap_or_default();
-    let head =
-        format!("{{{model}\"messages\":[{{\"role\":\"user\",\"content\":\"hi\"}}],\"stream\":{stream},\"pad\":\"");
-    let mut bytes = head.into_bytes();
-    bytes.resize(len.saturating_sub(2).max(bytes.len()), b'x');
-    bytes.extend_from_slice(b"\"}");
-    bytes
-}
-
 fn head(address: &str, framing: &str) -> Vec<u8> {
     format!(
         "POST /v1/chat/completions HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\nauthorization: Bearer {KEY}\r\n{framing}\r\n\r\n"
@@ -66,38 +56,24 @@ fn head(address: &str, framing: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Reads from `stream` until `done` holds for what came (or 20 s, or the end).
-async fn read_until(stream: &mut TcpStream, read: &mut Vec<u8>, done: impl Fn(&[u8]) -> bool) {
-    let mut buffer = vec![0u8; 64 << 10];
-    let _ = tokio::time::timeout(Duration::from_secs(20), async {
-        while !done(read) {
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => read.extend_from_slice(&buffer[..n]),
-            }
-        }
-    })
-    .await;
-}
-
 /// POSTs a whole body of `len` bytes on a connection of its own: the status and body of its answer.
 async fn post(address: &str, len: usize) -> Result<(u16, String), String> {
     let mut stream = TcpStream::connect(address).await.map_err(|e| format!("connect: {e}"))?;
-    let body = padded(len, None, false);
+    let body = body_of(len, None, false);
     let mut request = head(address, &format!("content-length: {}", body.len()));
     request.extend(body);
     // A refusal may come while the body is still written: a broken write is the answer's to tell.
     let _ = stream.write_all(&request).await;
     let mut read = Vec::new();
-    read_until(&mut stream, &mut read, |r| parse(r).is_some_and(|(a, _)| a.status >= 200)).await;
-    let (answer, _) = parse(&read).ok_or_else(|| format!("no answer to a body of {len} bytes"))?;
+    read_until(&mut stream, &mut read, |r| first_final(r).is_some()).await;
+    let answer = first_final(&read).ok_or_else(|| format!("no answer to a body of {len} bytes"))?;
     Ok((answer.status, String::from_utf8_lossy(&answer.body).into_owned()))
 }
 
 /// A's body as written on the wire, split where the plan holds it.
 fn a_wire(plan: &Plan) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let streamed = plan.phase == 1;
-    let body = padded(plan.a_len(), streamed.then_some(LONG), streamed);
+    let body = body_of(plan.a_len(), streamed.then_some(LONG), streamed);
     let half = plan.a_sent();
     if plan.a_chunked == 0 {
         return (head("", &format!("content-length: {}", body.len())), body[..half].to_vec(), body[half..].to_vec());
@@ -125,18 +101,18 @@ async fn interleave(address: &str, plan: &Plan) -> Result<Seen, String> {
         }
         _ => {
             a.write_all(&a_rest).await.map_err(|e| format!("A's rest: {e}"))?;
-            read_until(&mut a, &mut a_read, |r| parse(r).is_some_and(|(x, _)| x.status >= 200)).await;
+            read_until(&mut a, &mut a_read, |r| first_final(r).is_some()).await;
         }
     }
     let b = post(address, plan.b_len()).await?;
     let (c, _) = post(address, FREE).await?;
     if plan.phase == 0 {
         a.write_all(&a_rest).await.map_err(|e| format!("A's rest: {e}"))?;
-        read_until(&mut a, &mut a_read, |r| parse(r).is_some_and(|(x, _)| x.status >= 200)).await;
+        read_until(&mut a, &mut a_read, |r| first_final(r).is_some()).await;
     }
     let a_status = match plan.phase {
         1 => String::from_utf8_lossy(&a_read).split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0),
-        _ => parse(&a_read).map_or(0, |(x, _)| x.status),
+        _ => first_final(&a_read).map_or(0, |x| x.status),
     };
     Ok(Seen { b, c, a: a_status })
 }

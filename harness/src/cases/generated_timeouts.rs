@@ -5,10 +5,11 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::case;
+use super::generated_framing::{first_final, read_until};
 use crate::case::{Case, CheckResult};
 use crate::context::Ctx;
 use crate::generate::covering_first;
@@ -108,22 +109,10 @@ async fn send(address: &str, trickle: &Trickle) -> Result<Seen, String> {
         Ok::<_, std::io::Error>(writer)
     });
     let mut read = Vec::new();
-    let mut buffer = vec![0u8; 16 << 10];
     let limit = trickle.bound() + trickle.duration() + LATE + Duration::from_secs(2);
     let answer = tokio::time::timeout(limit, async {
-        loop {
-            if let Some((answer, _)) = super::generated_framing::parse(&read) {
-                if answer.status >= 200 {
-                    return Some((answer.status, String::from_utf8_lossy(&answer.body).into_owned()));
-                }
-                read.drain(..read.windows(4).position(|w| w == b"\r\n\r\n").map_or(0, |p| p + 4));
-                continue;
-            }
-            match reader.read(&mut buffer).await {
-                Ok(0) | Err(_) => return None,
-                Ok(n) => read.extend_from_slice(&buffer[..n]),
-            }
-        }
+        read_until(&mut reader, &mut read, |r| first_final(r).is_some()).await;
+        first_final(&read).map(|a| (a.status, String::from_utf8_lossy(&a.body).into_owned()))
     })
     .await;
     let after = started.elapsed();

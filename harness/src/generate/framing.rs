@@ -100,13 +100,18 @@ impl Framing {
 
 /// A chat request's body padded with an unknown field (4.10h) to `len` bytes (0: no padding).
 pub fn body(len: usize) -> Vec<u8> {
-    let bare = r#"{"messages":[{"role":"user","content":"hi"}],"stream":false}"#;
+    body_of(len, None, false)
+}
+
+/// [`body`] naming `model` and asking for a stream or not.
+pub fn body_of(len: usize, model: Option<&str>, stream: bool) -> Vec<u8> {
+    let model = model.map(|m| format!("\"model\":\"{m}\",")).unwrap_or_default();
+    let messages = format!("{{{model}\"messages\":[{{\"role\":\"user\",\"content\":\"hi\"}}],\"stream\":{stream}");
     if len == 0 {
-        return bare.as_bytes().to_vec();
+        return format!("{messages}}}").into_bytes();
     }
-    let head = r#"{"messages":[{"role":"user","content":"hi"}],"stream":false,"pad":""#;
-    let mut text = head.as_bytes().to_vec();
-    text.resize(len.saturating_sub(2), b'x');
+    let mut text = format!("{messages},\"pad\":\"").into_bytes();
+    text.resize(len.saturating_sub(2).max(text.len()), b'x');
     text.extend_from_slice(b"\"}");
     text
 }
