@@ -208,7 +208,8 @@ pub(super) fn first_final(bytes: &[u8]) -> Option<Answer> {
     None
 }
 
-/// Reads from `stream` into `read` until `done` holds for what came (or 20 s pass, or it ends).
+/// Reads from `stream` into `read` until `done` holds for what came (or 20 s pass, 16 MiB came, or it
+/// ends): a server that never stops writing costs a bounded buffer.
 pub(super) async fn read_until(
     stream: &mut (impl tokio::io::AsyncRead + Unpin),
     read: &mut Vec<u8>,
@@ -216,7 +217,7 @@ pub(super) async fn read_until(
 ) {
     let mut buffer = vec![0u8; 64 << 10];
     let _ = tokio::time::timeout(Duration::from_secs(20), async {
-        while !done(read) {
+        while !done(read) && read.len() < 16 << 20 {
             match stream.read(&mut buffer).await {
                 Ok(0) | Err(_) => return,
                 Ok(n) => read.extend_from_slice(&buffer[..n]),
